@@ -1,0 +1,1 @@
+"""Generated protobuf/gRPC stubs for halo.v1 (do not edit)."""

@@ -1,0 +1,69 @@
+"""Domain errors that know their gRPC status code, and the glue that turns them into statuses.
+
+Core modules raise these (they do not import grpc); `translate_errors` wraps servicer methods
+so that the client sees NOT_FOUND, RESOURCE_EXHAUSTED, ... with the message, never a stack trace.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+
+class HaloError(Exception):
+    code: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+
+class NotFound(HaloError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class InvalidArgument(HaloError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class ResourceExhausted(HaloError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(HaloError):
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+class FailedPrecondition(HaloError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class AlreadyExists(HaloError):
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class DeadlineExceeded(HaloError):
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+def translate_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate an async servicer method (unary or server-streaming) to map HaloError to a status."""
+    if inspect.isasyncgenfunction(method):
+        @functools.wraps(method)
+        async def stream_wrapper(self, request, context):
+            try:
+                async for item in method(self, request, context):
+                    yield item
+            except HaloError as exc:
+                await context.abort(exc.code, str(exc))
+
+        return stream_wrapper
+
+    @functools.wraps(method)
+    async def wrapper(self, request, context):
+        try:
+            return await method(self, request, context)
+        except HaloError as exc:
+            await context.abort(exc.code, str(exc))
+
+    return wrapper

@@ -1,0 +1,154 @@
+"""The service runtime every HALO service runs on.
+
+grpc.aio on uvloop, gRPC health checking and server reflection, Prometheus metrics over HTTP,
+optional bearer-token auth, and graceful shutdown: on SIGTERM/SIGINT the health status turns
+NOT_SERVING, in-flight calls get `shutdown_grace_s` to finish, then the service's own
+`on_stop` (closing browsers, flushing runs) runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+from prometheus_client import start_http_server
+
+from halo.runtime.logging import configure_logging, get_logger
+from halo.runtime.settings import ServiceSettings
+
+log = get_logger("halo.runtime")
+
+HEALTH_SERVICE = "grpc.health.v1.Health"
+
+
+@dataclass
+class ServiceSpec:
+    """What a service contributes to the runtime."""
+
+    name: str                                        # "env", "reward", ...
+    grpc_service_names: Sequence[str]                # full names, e.g. "halo.v1.EnvService"
+    register: Callable[[grpc.aio.Server], None]      # adds the servicers to the server
+    on_start: Callable[[], Awaitable[None]] | None = None
+    on_stop: Callable[[], Awaitable[None]] | None = None
+
+
+class _TokenAuthInterceptor(grpc.aio.ServerInterceptor):
+    """Rejects calls without `authorization: Bearer <token>`; health checks stay open for probes."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}"
+
+    async def intercept_service(self, continuation, handler_call_details):
+        if handler_call_details.method.startswith(f"/{HEALTH_SERVICE}/"):
+            return await continuation(handler_call_details)
+        metadata = dict(handler_call_details.invocation_metadata or ())
+        if metadata.get("authorization") == self._expected:
+            return await continuation(handler_call_details)
+
+        async def deny(request, context):
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+
+        return grpc.unary_unary_rpc_method_handler(deny)
+
+
+@dataclass
+class RunningService:
+    spec: ServiceSpec
+    settings: ServiceSettings
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    port: int
+    metrics_port: int | None
+    _metrics_httpd: object | None = None
+    _stopped: bool = field(default=False)
+
+    @property
+    def target(self) -> str:
+        return f"{self.settings.host}:{self.port}"
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: NOT_SERVING, drain in-flight calls, then the service's on_stop."""
+        if self._stopped:
+            return
+        self._stopped = True
+        grace = self.settings.shutdown_grace_s if grace is None else grace
+        log.info("service stopping", service=self.spec.name, grace_s=grace)
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        if self.spec.on_stop is not None:
+            await self.spec.on_stop()
+        if self._metrics_httpd is not None:
+            self._metrics_httpd.shutdown()
+            self._metrics_httpd.server_close()
+        log.info("service stopped", service=self.spec.name)
+
+    async def wait(self) -> None:
+        await self.server.wait_for_termination()
+
+
+async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> RunningService:
+    """Start the gRPC server (and metrics endpoint) for `spec`; returns once it accepts calls."""
+    max_bytes = settings.max_message_mb * 1024 * 1024
+    interceptors = [_TokenAuthInterceptor(settings.auth_token)] if settings.auth_token else []
+    server = grpc.aio.server(
+        interceptors=interceptors,
+        options=[
+            ("grpc.max_receive_message_length", max_bytes),
+            ("grpc.max_send_message_length", max_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    spec.register(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(
+        [*spec.grpc_service_names, HEALTH_SERVICE, reflection.SERVICE_NAME], server
+    )
+    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    if port == 0:
+        raise RuntimeError(f"cannot bind {settings.host}:{settings.port}")
+    if spec.on_start is not None:
+        await spec.on_start()
+    await server.start()
+
+    httpd, metrics_port = None, None
+    if settings.metrics_port >= 0:
+        httpd, _thread = start_http_server(settings.metrics_port, addr=settings.host)
+        metrics_port = httpd.server_address[1]
+
+    for name in ("", *spec.grpc_service_names):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("service started", service=spec.name, grpc=f"{settings.host}:{port}", metrics_port=metrics_port)
+    return RunningService(spec, settings, server, health_servicer, port, metrics_port, httpd)
+
+
+async def serve_until_signalled(spec: ServiceSpec, settings: ServiceSettings) -> None:
+    """Run a service until SIGTERM/SIGINT, then shut it down gracefully."""
+    running = await start_service(spec, settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    waiter = asyncio.create_task(running.wait())
+    signalled = asyncio.create_task(stop.wait())
+    await asyncio.wait({waiter, signalled}, return_when=asyncio.FIRST_COMPLETED)
+    await running.stop()
+    waiter.cancel()
+    signalled.cancel()
+
+
+def run(spec_factory: Callable[[ServiceSettings], ServiceSpec], settings: ServiceSettings) -> None:
+    """Entry point used by `halo serve <service>`: uvloop + structured logs + signal handling."""
+    import uvloop
+
+    configure_logging(settings.log_level, settings.log_format)
+
+    async def main() -> None:
+        await serve_until_signalled(spec_factory(settings), settings)
+
+    uvloop.run(main())

@@ -1,0 +1,35 @@
+"""Configuration shared by every service: flags and HALO_* environment variables, one declaration.
+
+Each service subclasses `ServiceSettings` with its own env prefix (HALO_ENV_, HALO_REWARD_, ...).
+Values come from, in order: command-line flags (`--port 50051`), environment variables
+(`HALO_ENV_PORT=50051`), then the defaults here, which work on one machine.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="HALO_", extra="forbid", cli_kebab_case=True)
+
+    host: str = Field("127.0.0.1", description="address to bind the gRPC server to")
+    port: int = Field(50051, description="gRPC port (0 picks a free one)")
+    metrics_port: int = Field(0, description="Prometheus /metrics HTTP port (0 picks a free one, -1 disables)")
+    log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="log level")
+    log_format: Literal["console", "json"] = Field("console", description="structured log rendering")
+    shutdown_grace_s: float = Field(10.0, description="seconds in-flight calls get to finish on shutdown")
+    max_message_mb: int = Field(16, description="largest gRPC message accepted or sent, in MiB")
+    auth_token: str = Field("", description="when set, every call must carry 'authorization: Bearer <token>'")
+
+    @classmethod
+    def from_cli(cls, argv: list[str] | None) -> Self:
+        """Parse `argv` as flags on top of env vars and defaults (`--help` lists them)."""
+        return cls(_cli_parse_args=argv or [], _cli_prog_name=f"halo serve {cls.service_name()}")
+
+    @classmethod
+    def service_name(cls) -> str:
+        return cls.__name__.removesuffix("Settings").lower()

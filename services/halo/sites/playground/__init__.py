@@ -1,0 +1,103 @@
+"""Playground: HALO's own small test site (not a REAL clone).
+
+It exercises every kind of action an agent has (buttons, text fields, selects, links, scrolling,
+drag and drop, a new tab) with a server-side store, so the env service can be tested and
+benchmarked before, and independently of, the REAL replicas. Its tasks (suite "halo") are the
+easy tasks the embedded policy learns on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from halo.sites.replica import Replica
+
+TASKS_FILE = Path(__file__).parent / "tasks.json"
+PLANS = ("free", "plus", "pro")
+ITEMS = [f"Item {i:02d}" for i in range(1, 41)]
+
+
+def load_tasks() -> list[dict[str, Any]]:
+    return json.loads(TASKS_FILE.read_text())
+
+
+class Playground(Replica):
+    site_id = "playground"
+    title = "HALO Playground"
+    task_ids = frozenset(t["id"] for t in load_tasks())
+
+    def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:
+        return {
+            "router": {"location": {"pathname": "/"}},
+            "signup": {"clicked": False, "count": 0},
+            "profile": {"name": "", "plan": "free"},
+            "board": {"dropped": False},
+            "finish": {"done": False},
+            "log": [],
+        }
+
+    def routes(self) -> list[BaseRoute]:
+        return [
+            Route("/", self.home),
+            Route("/page2", self.page2),
+            Route("/api/signup", self.signup, methods=["POST"]),
+            Route("/api/profile", self.profile, methods=["POST"]),
+            Route("/api/plan", self.plan, methods=["POST"]),
+            Route("/api/drop", self.drop, methods=["POST"]),
+            Route("/api/finish", self.finish_task, methods=["POST"]),
+        ]
+
+    def _page(self, request: Request, path: str, template: str) -> Response:
+        self.session(request).state["router"]["location"]["pathname"] = path
+        return self.render(request, template, items=ITEMS, plans=PLANS)
+
+    async def home(self, request: Request) -> Response:
+        return self._page(request, "/", "playground_home.html")
+
+    async def page2(self, request: Request) -> Response:
+        return self._page(request, "/page2", "playground_page2.html")
+
+    def _back(self, path: str = "/") -> Response:
+        return RedirectResponse(self.url(path), status_code=303)
+
+    async def signup(self, request: Request) -> Response:
+        state = self.session(request).state
+        state["signup"]["clicked"] = True
+        state["signup"]["count"] += 1
+        state["log"].append("signup")
+        return self._back()
+
+    async def profile(self, request: Request) -> Response:
+        form = await request.form()
+        state = self.session(request).state
+        state["profile"]["name"] = str(form.get("name", ""))[:200]
+        state["log"].append("profile")
+        return self._back()
+
+    async def plan(self, request: Request) -> Response:
+        form = await request.form()
+        plan = str(form.get("plan", ""))
+        if plan not in PLANS:
+            return JSONResponse({"error": f"unknown plan {plan!r}"}, status_code=400)
+        state = self.session(request).state
+        state["profile"]["plan"] = plan
+        state["log"].append("plan")
+        return self._back()
+
+    async def drop(self, request: Request) -> Response:
+        state = self.session(request).state
+        state["board"]["dropped"] = True
+        state["log"].append("drop")
+        return JSONResponse({"dropped": True})
+
+    async def finish_task(self, request: Request) -> Response:
+        state = self.session(request).state
+        state["finish"]["done"] = True
+        state["log"].append("finish")
+        return self._back("/page2")
