@@ -12,6 +12,7 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -35,6 +36,7 @@ class ServiceSpec:
     register: Callable[[grpc.aio.Server], None]      # adds the servicers to the server
     on_start: Callable[[], Awaitable[None]] | None = None
     on_stop: Callable[[], Awaitable[None]] | None = None
+    core: Any = None                                 # the service's core object (tests, benchmarks)
 
 
 class _TokenAuthInterceptor(grpc.aio.ServerInterceptor):

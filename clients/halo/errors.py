@@ -1,0 +1,87 @@
+"""Errors that know their gRPC status code, shared by services and clients.
+
+Service cores raise them; `translate_errors` wraps servicer methods so a caller sees NOT_FOUND,
+RESOURCE_EXHAUSTED, ... with the message, never a stack trace. The typed clients turn a status
+back into the same class (`from_rpc_error`), so `except NotFound:` works on both sides.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+
+
+class HaloError(Exception):
+    code: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+
+class NotFound(HaloError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class InvalidArgument(HaloError):
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class ResourceExhausted(HaloError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(HaloError):
+    code = grpc.StatusCode.UNAVAILABLE
+
+
+class FailedPrecondition(HaloError):
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class AlreadyExists(HaloError):
+    code = grpc.StatusCode.ALREADY_EXISTS
+
+
+class DeadlineExceeded(HaloError):
+    code = grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+class Unauthenticated(HaloError):
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+_BY_CODE = {cls.code: cls for cls in HaloError.__subclasses__()}
+
+
+def from_rpc_error(exc: grpc.RpcError) -> HaloError:
+    """The HaloError for a failed call (INTERNAL and unknown codes give a plain HaloError)."""
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = exc.details() if hasattr(exc, "details") else str(exc)
+    error = _BY_CODE.get(code, HaloError)(f"{code.name}: {details}")
+    if type(error) is HaloError:
+        error.code = code
+    return error
+
+
+def translate_errors(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate an async servicer method (unary or server-streaming) to map HaloError to a status."""
+    if inspect.isasyncgenfunction(method):
+        @functools.wraps(method)
+        async def stream_wrapper(self, request, context):
+            try:
+                async for item in method(self, request, context):
+                    yield item
+            except HaloError as exc:
+                await context.abort(exc.code, str(exc))
+
+        return stream_wrapper
+
+    @functools.wraps(method)
+    async def wrapper(self, request, context):
+        try:
+            return await method(self, request, context)
+        except HaloError as exc:
+            await context.abort(exc.code, str(exc))
+
+    return wrapper

@@ -1,0 +1,29 @@
+"""Env service settings (flags `--pool-size 8` or env vars `HALO_ENV_POOL_SIZE=8`)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from halo.runtime.settings import ServiceSettings
+
+
+class EnvSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="HALO_ENV_", extra="forbid", cli_kebab_case=True)
+
+    port: int = Field(50051, description="gRPC port (0 picks a free one)")
+    pool_size: int = Field(8, ge=1, description="max concurrent sessions (browser contexts)")
+    browsers: int = Field(1, ge=1, description="Chromium processes the contexts are spread over")
+    acquire_timeout_s: float = Field(5.0, ge=0, description="how long CreateSession waits for a free slot before RESOURCE_EXHAUSTED")
+    session_ttl_s: float = Field(600.0, gt=0, description="idle sessions are closed after this many seconds")
+    max_steps: int = Field(70, ge=1, description="default episode length cap")
+    sites_url: str = Field("http://127.0.0.1:8100", description="base URL of the sites server (local replicas)")
+    allow_remote: bool = Field(False, description="allow sessions on the remote REAL sites (needs internet)")
+    chromium_path: str = Field("", description="Chromium binary; Playwright's own, else `chromium` on PATH, when empty")
+    headless: bool = Field(True, description="run Chromium headless")
+    viewport_width: int = Field(1280, description="viewport width in CSS pixels")
+    viewport_height: int = Field(720, description="viewport height in CSS pixels")
+    action_timeout_ms: float = Field(3000, description="timeout of one element action")
+    navigation_timeout_ms: float = Field(15000, description="timeout of a navigation")
+    max_wait_ms: int = Field(5000, description="cap on the wait action")
+    block_other_hosts: bool = Field(True, description="abort every request to a host outside the task's sites")

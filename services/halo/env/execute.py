@@ -1,0 +1,132 @@
+"""Execute one action of the action space on a Playwright page.
+
+Impossible actions (unknown bid, point outside the viewport, blocked URL, timeouts) raise
+`ActionFailed` with a message meant for the agent; the session turns it into
+`last_action_error` and stays usable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+from halo.agent import actions as A
+from halo.env.observe import BID_ATTRIBUTE
+from halo.env.urlpolicy import UrlPolicy
+
+
+class ActionFailed(Exception):
+    """The action could not be carried out; the message is shown to the agent."""
+
+
+@dataclass(frozen=True)
+class ExecLimits:
+    action_timeout_ms: float = 3000
+    navigation_timeout_ms: float = 15000
+    max_wait_ms: int = 5000
+
+
+_BUTTONS = {A.MouseButton.LEFT: "left", A.MouseButton.RIGHT: "right", A.MouseButton.MIDDLE: "middle"}
+
+
+def _pixels(page: Page, point: A.Point) -> tuple[float, float]:
+    vp = page.viewport_size or {"width": 1280, "height": 720}
+    x, y = point.to_pixels(vp["width"], vp["height"])
+    if not (0 <= x <= vp["width"] and 0 <= y <= vp["height"]):
+        unit = "0..1000" if point.space == A.CoordinateSpace.NORMALIZED_1000 else "pixels"
+        raise ActionFailed(f"point ({point.x:g}, {point.y:g}) is outside the {vp['width']}x{vp['height']} viewport ({unit})")
+    return x, y
+
+
+async def _element(page: Page, bid: str):
+    if not bid or not bid.strip().isdigit():
+        raise ActionFailed(f"bid {bid!r} is not an element id (expected a number from the AXTree)")
+    locator = page.locator(f'[{BID_ATTRIBUTE}="{bid.strip()}"]')
+    if await locator.count() == 0:
+        raise ActionFailed(f"no element with bid {bid} on this page")
+    return locator.first
+
+
+async def _settle(page: Page, limits: ExecLimits) -> None:
+    """Let a navigation the action started reach 'load' (no-op when none did)."""
+    try:
+        await page.wait_for_load_state("load", timeout=limits.navigation_timeout_ms)
+    except PlaywrightTimeout:
+        pass
+
+
+async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
+    try:
+        await _execute(page, action, policy, limits)
+    except PlaywrightTimeout as exc:
+        raise ActionFailed(f"{A.kind_of(action)} timed out: {str(exc).splitlines()[0]}") from exc
+    except PlaywrightError as exc:
+        if "Target page, context or browser has been closed" in str(exc) or "Target closed" in str(exc):
+            raise  # the browser is gone: not the agent's fault, handled by the session as env failure
+        raise ActionFailed(f"{A.kind_of(action)} failed: {str(exc).splitlines()[0]}") from exc
+    await _settle(page, limits)
+
+
+async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
+    t = limits.action_timeout_ms
+    match action:
+        case A.ClickAt(point=point, button=button, click_count=count):
+            x, y = _pixels(page, point)
+            await page.mouse.click(x, y, button=_BUTTONS[button], click_count=max(1, count))
+        case A.ClickElement(bid=bid, button=button, click_count=count):
+            el = await _element(page, bid)
+            await el.click(button=_BUTTONS[button], click_count=max(1, count), timeout=t)
+        case A.Fill(bid=bid, text=text):
+            el = await _element(page, bid)
+            await el.fill(text, timeout=t)
+        case A.SelectOption(bid=bid, values=values):
+            el = await _element(page, bid)
+            if not values:
+                raise ActionFailed("select_option needs at least one value")
+            await el.select_option(list(values), timeout=t)
+        case A.Hover(bid=bid):
+            el = await _element(page, bid)
+            await el.hover(timeout=t)
+        case A.HoverAt(point=point):
+            await page.mouse.move(*_pixels(page, point))
+        case A.TypeText(text=text, press_enter=enter):
+            await page.keyboard.type(text)
+            if enter:
+                await page.keyboard.press("Enter")
+        case A.KeyPress(keys=keys):
+            if not keys.strip():
+                raise ActionFailed("key_press needs a key, e.g. 'Enter' or 'Control+A'")
+            await page.keyboard.press(keys.strip())
+        case A.Scroll(delta_x=dx, delta_y=dy, at=at):
+            vp = page.viewport_size or {"width": 1280, "height": 720}
+            x, y = _pixels(page, at) if at is not None else (vp["width"] / 2, vp["height"] / 2)
+            await page.mouse.move(x, y)
+            await page.mouse.wheel(dx, dy)
+            # wheel events are dispatched asynchronously; give the page a frame to scroll
+            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+        case A.Drag(from_=start, to=end):
+            x1, y1 = _pixels(page, start)
+            x2, y2 = _pixels(page, end)
+            await page.mouse.move(x1, y1)
+            await page.mouse.down()
+            await page.mouse.move(x2, y2, steps=8)
+            await page.mouse.up()
+        case A.Goto(url=url):
+            reason = policy.check(url)
+            if reason is not None:
+                raise ActionFailed(f"goto refused: {reason}")
+            await page.goto(url, timeout=limits.navigation_timeout_ms)
+        case A.GoBack():
+            await page.go_back(timeout=limits.navigation_timeout_ms)
+        case A.GoForward():
+            await page.go_forward(timeout=limits.navigation_timeout_ms)
+        case A.Wait(milliseconds=ms):
+            await asyncio.sleep(min(max(ms, 0), limits.max_wait_ms) / 1000)
+        case A.SendMessage() | A.ReportInfeasible() | A.Noop():
+            pass
+        case _:
+            raise ActionFailed(f"unsupported action {action!r}")

@@ -1,0 +1,206 @@
+"""Observations: screenshot + accessibility tree with stable element ids (bids).
+
+The AXTree is computed in the page by one JS function (one round trip): it walks the DOM,
+gives every element a `data-halo-bid` attribute the first time it is seen (so a bid stays the
+same for the life of the element, across observations), and returns the elements worth showing
+an agent: interactive ones and those carrying text, with their ARIA role, accessible name,
+value and box. The text form, one line per element, is what language models read:
+
+    [12] button "Add to Cart"
+    [13] textbox "Search" value="headphones" focused
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from playwright.async_api import Page
+
+BID_ATTRIBUTE = "data-halo-bid"
+
+_AXTREE_JS = r"""
+(maxElements) => {
+  const ATTR = "data-halo-bid";
+  const w = window;
+  if (w.__haloNextBid === undefined) {
+    let max = 0;
+    for (const el of document.querySelectorAll("[" + ATTR + "]")) max = Math.max(max, +el.getAttribute(ATTR) || 0);
+    w.__haloNextBid = max + 1;
+  }
+  const IMPLICIT = {A: "link", BUTTON: "button", SELECT: "combobox", TEXTAREA: "textbox", OPTION: "option",
+    H1: "heading", H2: "heading", H3: "heading", H4: "heading", H5: "heading", H6: "heading", IMG: "img",
+    LI: "listitem", UL: "list", OL: "list", NAV: "navigation", MAIN: "main", HEADER: "banner", FORM: "form",
+    TABLE: "table", TR: "row", TD: "cell", TH: "columnheader", LABEL: "label", P: "paragraph", DIALOG: "dialog",
+    SUMMARY: "button", ARTICLE: "article", SECTION: "region", ASIDE: "complementary", FOOTER: "contentinfo"};
+  const INPUT_ROLES = {button: "button", submit: "button", reset: "button", image: "button", checkbox: "checkbox",
+    radio: "radio", range: "slider", number: "spinbutton", search: "searchbox", email: "textbox", tel: "textbox",
+    url: "textbox", text: "textbox", password: "textbox", date: "textbox", time: "textbox", "datetime-local": "textbox"};
+  const INTERACTIVE_ROLES = new Set(["button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox",
+    "option", "slider", "spinbutton", "menuitem", "tab", "switch", "listbox", "menuitemcheckbox", "treeitem"]);
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "BR", "SVG", "PATH"]);
+  const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
+  const roleOf = (el) => {
+    const explicit = el.getAttribute("role");
+    if (explicit) return explicit.split(" ")[0];
+    if (el.tagName === "INPUT") return INPUT_ROLES[(el.type || "text").toLowerCase()] || (el.type === "hidden" ? "" : "textbox");
+    if (el.tagName === "A" && !el.hasAttribute("href")) return "";
+    if (el.isContentEditable && el.parentElement && !el.parentElement.isContentEditable) return "textbox";
+    return IMPLICIT[el.tagName] || "";
+  };
+  const labelText = (el) => {
+    const by = el.getAttribute("aria-labelledby");
+    if (by) return clean(by.split(/\s+/).map((id) => document.getElementById(id)?.innerText || "").join(" "));
+    if (el.labels && el.labels.length) return clean(Array.from(el.labels).map((l) => l.innerText).join(" "));
+    return "";
+  };
+  const nameOf = (el, role) => {
+    const aria = el.getAttribute("aria-label");
+    if (aria) return clean(aria);
+    const lab = labelText(el);
+    if (lab) return lab;
+    if (el.tagName === "IMG") return clean(el.alt);
+    if (el.tagName === "INPUT" && ["button", "submit", "reset"].includes(el.type)) return clean(el.value);
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") return clean(el.placeholder || el.title || el.name);
+    if (el.tagName === "SELECT") return clean(el.title || el.name);
+    const text = clean(el.innerText || el.textContent);
+    return text || clean(el.title);
+  };
+  const ownText = (el) => {
+    let t = "";
+    for (const n of el.childNodes) if (n.nodeType === 3) t += n.textContent;
+    return clean(t);
+  };
+  const vw = window.innerWidth, vh = window.innerHeight;
+  const out = [];
+  const focused = document.activeElement;
+  const walk = (el, depth) => {
+    if (out.length >= maxElements || SKIP.has(el.tagName)) return;
+    const style = window.getComputedStyle(el);
+    if (style.display === "none" || style.visibility === "hidden" || el.getAttribute("aria-hidden") === "true") return;
+    const role = roleOf(el);
+    const interactive = INTERACTIVE_ROLES.has(role) || el.hasAttribute("onclick") || el.tabIndex >= 0 && el.tagName !== "BODY" && el.hasAttribute("tabindex");
+    const text = ownText(el);
+    let shown = false;
+    if (interactive || (role && role !== "list" && role !== "form" && (text || role === "img" || role === "heading")) || (text && !role)) {
+      let bid = el.getAttribute(ATTR);
+      if (!bid) { bid = String(w.__haloNextBid++); el.setAttribute(ATTR, bid); }
+      const r = el.getBoundingClientRect();
+      const visible = r.width > 0 && r.height > 0 && r.bottom > 0 && r.right > 0 && r.top < vh && r.left < vw;
+      let value = "";
+      if (el.tagName === "SELECT") value = el.selectedOptions.length ? clean(el.selectedOptions[0].text) : "";
+      else if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio")) value = el.checked ? "checked" : "";
+      else if ("value" in el && typeof el.value === "string" && el.tagName !== "BUTTON" && el.tagName !== "LI" && el.tagName !== "OPTION") value = el.value;
+      const name = interactive || role === "heading" || role === "img" ? nameOf(el, role) : text;
+      out.push({bid, role: role || "text", name: cut(name, 100), value: cut(value, 100),
+        x: r.x, y: r.y, width: r.width, height: r.height, visible, interactive: !!interactive,
+        focused: el === focused, depth});
+      shown = true;
+      // An interactive element's children are already in its name.
+      if (interactive && role !== "listbox" && role !== "combobox") return;
+    }
+    for (const child of el.children) walk(child, depth + (shown ? 1 : 0));
+  };
+  if (document.body) walk(document.body, 0);
+  return out;
+}
+"""
+
+
+@dataclass(frozen=True)
+class ElementInfo:
+    bid: str
+    role: str
+    name: str
+    value: str
+    x: float
+    y: float
+    width: float
+    height: float
+    visible: bool
+    interactive: bool
+    focused: bool
+    depth: int
+
+    @property
+    def center(self) -> tuple[float, float]:
+        return self.x + self.width / 2, self.y + self.height / 2
+
+    def line(self) -> str:
+        parts = [f"{'  ' * self.depth}[{self.bid}] {self.role}"]
+        if self.name:
+            parts.append(f'"{self.name}"')
+        if self.value:
+            parts.append(f'value="{self.value}"')
+        if self.focused:
+            parts.append("focused")
+        if not self.visible:
+            parts.append("(offscreen)")
+        return " ".join(parts)
+
+
+@dataclass
+class TabInfo:
+    url: str
+    title: str
+    active: bool
+
+
+@dataclass
+class PageObservation:
+    """Plain-Python observation; the gRPC glue converts it to `halo.v1.Observation`."""
+
+    url: str
+    title: str
+    width: int
+    height: int
+    screenshot: bytes = b""
+    image_format: str = "png"
+    elements: list[ElementInfo] = field(default_factory=list)
+    tabs: list[TabInfo] = field(default_factory=list)
+    last_action_error: str = ""
+    step_index: int = 0
+    goal: str = ""
+    duration_s: float = 0.0
+
+    @property
+    def axtree(self) -> str:
+        return "\n".join(el.line() for el in self.elements)
+
+
+@dataclass(frozen=True)
+class ObserveOptions:
+    image_format: str = "png"      # "png" | "jpeg"
+    jpeg_quality: int = 80
+    screenshot: bool = True
+    axtree: bool = True
+    max_elements: int = 400
+
+
+async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
+    raw = await page.evaluate(_AXTREE_JS, max_elements)
+    return [ElementInfo(**item) for item in raw]
+
+
+async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo]) -> PageObservation:
+    start = time.perf_counter()
+    viewport = page.viewport_size or {"width": 1280, "height": 720}
+    elements = await read_elements(page, options.max_elements) if options.axtree else []
+    screenshot = b""
+    if options.screenshot:
+        if options.image_format == "jpeg":
+            screenshot = await page.screenshot(type="jpeg", quality=options.jpeg_quality, animations="disabled", caret="initial")
+        else:
+            screenshot = await page.screenshot(type="png", animations="disabled", caret="initial")
+    return PageObservation(
+        url=page.url,
+        title=await page.title(),
+        width=viewport["width"],
+        height=viewport["height"],
+        screenshot=screenshot,
+        image_format=options.image_format,
+        elements=elements,
+        tabs=tabs,
+        duration_s=time.perf_counter() - start,
+    )

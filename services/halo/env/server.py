@@ -1,0 +1,173 @@
+"""gRPC glue of the env service: protos in, plain Python to the SessionManager, protos out."""
+
+from __future__ import annotations
+
+from google.protobuf.duration_pb2 import Duration
+
+from halo.agent.actions import ActionConversionError, action_from_proto
+from halo.env.config import EnvSettings
+from halo.env.observe import ObserveOptions, PageObservation
+from halo.env.session import SessionManager, Source, Termination
+from halo.env.tasks import TaskRegistry, TaskSpec, default_registry
+from halo.runtime.errors import InvalidArgument, translate_errors
+from halo.runtime.server import ServiceSpec
+from halo.v1 import common_pb2 as cpb
+from halo.v1 import env_pb2 as pb
+from halo.v1 import env_pb2_grpc as rpc
+
+_EVAL_KINDS = {"script": cpb.EVAL_KIND_SCRIPT, "jmespath": cpb.EVAL_KIND_JMESPATH, "llm_judge": cpb.EVAL_KIND_LLM_JUDGE}
+_TERMINATIONS = {
+    Termination.NONE: pb.TERMINATION_UNSPECIFIED,
+    Termination.MESSAGE_SENT: pb.TERMINATION_MESSAGE_SENT,
+    Termination.INFEASIBLE: pb.TERMINATION_INFEASIBLE,
+    Termination.MAX_STEPS: pb.TERMINATION_MAX_STEPS,
+    Termination.ENV_FAILURE: pb.TERMINATION_ENV_FAILURE,
+}
+_SOURCES = {Source.REPLICA: cpb.SITE_SOURCE_REPLICA, Source.REMOTE: cpb.SITE_SOURCE_REMOTE}
+
+
+def task_to_proto(task: TaskSpec) -> cpb.Task:
+    return cpb.Task(
+        id=task.id, site=task.site, goal=task.goal, remote_url=task.remote_url, difficulty=task.difficulty,
+        challenge_type=task.challenge_type, possible=task.possible,
+        eval_kinds=[_EVAL_KINDS.get(k, cpb.EVAL_KIND_UNSPECIFIED) for k in task.eval_kinds],
+        replica_available=task.replica_available, scorable=task.scorable, notes=task.notes, suite=task.suite,
+    )
+
+
+def observation_to_proto(obs: PageObservation) -> cpb.Observation:
+    return cpb.Observation(
+        screenshot=obs.screenshot,
+        image_format=cpb.IMAGE_FORMAT_JPEG if obs.image_format == "jpeg" else cpb.IMAGE_FORMAT_PNG,
+        width=obs.width, height=obs.height, axtree=obs.axtree,
+        elements=[
+            cpb.Element(
+                bid=e.bid, role=e.role, name=e.name, value=e.value,
+                bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
+                visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+            )
+            for e in obs.elements
+        ],
+        url=obs.url, title=obs.title,
+        tabs=[cpb.Tab(url=t.url, title=t.title, active=t.active) for t in obs.tabs],
+        last_action_error=obs.last_action_error, step_index=obs.step_index, goal=obs.goal,
+    )
+
+
+def observe_options(msg: cpb.ObservationOptions) -> ObserveOptions:
+    if msg.jpeg_quality > 100:
+        raise InvalidArgument(f"jpeg_quality must be 1..100, got {msg.jpeg_quality}")
+    return ObserveOptions(
+        image_format="jpeg" if msg.image_format == cpb.IMAGE_FORMAT_JPEG else "png",
+        jpeg_quality=msg.jpeg_quality or 80,
+        screenshot=not msg.skip_screenshot,
+        axtree=not msg.skip_axtree,
+    )
+
+
+def _source(value: int) -> Source | None:
+    return {cpb.SITE_SOURCE_REPLICA: Source.REPLICA, cpb.SITE_SOURCE_REMOTE: Source.REMOTE}.get(value)
+
+
+def _duration(seconds: float) -> Duration:
+    d = Duration()
+    d.FromNanoseconds(int(seconds * 1e9))
+    return d
+
+
+def _require_session_id(session_id: str) -> str:
+    if not session_id:
+        raise InvalidArgument("session_id is required")
+    return session_id
+
+
+class EnvServicer(rpc.EnvServiceServicer):
+    def __init__(self, manager: SessionManager) -> None:
+        self.manager = manager
+
+    @translate_errors
+    async def ListTasks(self, request, context):
+        tasks = self.manager.registry.list(request.site, request.replica_only, request.suite)
+        return pb.ListTasksResponse(tasks=[task_to_proto(t) for t in tasks])
+
+    @translate_errors
+    async def GetTask(self, request, context):
+        return task_to_proto(self.manager.registry.get(request.task_id))
+
+    @translate_errors
+    async def CreateSession(self, request, context):
+        if not request.task_id:
+            raise InvalidArgument("task_id is required (see ListTasks)")
+        session, obs = await self.manager.create(
+            request.task_id, seed=request.seed, source=_source(request.source), max_steps=request.max_steps,
+            run_id=request.run_id, labels=dict(request.labels), options=observe_options(request.observation),
+        )
+        return pb.CreateSessionResponse(
+            session_id=session.id, task=task_to_proto(session.task), observation=observation_to_proto(obs)
+        )
+
+    @translate_errors
+    async def Step(self, request, context):
+        _require_session_id(request.session_id)
+        if not request.HasField("action"):
+            raise InvalidArgument("action is required")
+        try:
+            action = action_from_proto(request.action)
+        except ActionConversionError as exc:
+            raise InvalidArgument(str(exc)) from exc
+        out = await self.manager.step(request.session_id, action, observe_options(request.observation))
+        response = pb.StepResponse(
+            action_ok=out.action_ok, action_error=out.action_error, done=out.done,
+            termination=_TERMINATIONS[out.termination], env_failure=out.env_failure,
+            env_failure_reason=out.env_failure_reason,
+            action_duration=_duration(out.action_s), observation_duration=_duration(out.observe_s),
+        )
+        if out.observation is not None:
+            response.observation.CopyFrom(observation_to_proto(out.observation))
+        return response
+
+    @translate_errors
+    async def GetObservation(self, request, context):
+        obs = await self.manager.observation(_require_session_id(request.session_id), observe_options(request.observation))
+        return observation_to_proto(obs)
+
+    @translate_errors
+    async def GetState(self, request, context):
+        st = await self.manager.state(_require_session_id(request.session_id))
+        return pb.GetStateResponse(
+            state_json=st.state_json, final_message=st.final_message, done=st.done,
+            termination=_TERMINATIONS[st.termination], step_index=st.step_index, task_id=st.task_id,
+            source=_SOURCES[st.source],
+        )
+
+    @translate_errors
+    async def Snapshot(self, request, context):
+        snapshot_id, record = await self.manager.snapshot(_require_session_id(request.session_id))
+        return pb.SnapshotResponse(snapshot_id=snapshot_id, url=record.url, step_index=record.step_index)
+
+    @translate_errors
+    async def Restore(self, request, context):
+        obs = await self.manager.restore(
+            _require_session_id(request.session_id), request.snapshot_id, observe_options(request.observation)
+        )
+        return pb.RestoreResponse(observation=observation_to_proto(obs))
+
+    @translate_errors
+    async def CloseSession(self, request, context):
+        return pb.CloseSessionResponse(was_open=await self.manager.close_session(_require_session_id(request.session_id)))
+
+    @translate_errors
+    async def GetPoolStats(self, request, context):
+        return pb.PoolStats(**self.manager.stats())
+
+
+def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
+    manager = SessionManager(settings, registry or default_registry())
+    return ServiceSpec(
+        name="env",
+        grpc_service_names=[pb.DESCRIPTOR.services_by_name["EnvService"].full_name],
+        register=lambda server: rpc.add_EnvServiceServicer_to_server(EnvServicer(manager), server),
+        on_start=manager.start,
+        on_stop=manager.close,
+        core=manager,
+    )

@@ -1,0 +1,431 @@
+"""Sessions and the pool that holds them: the core of the env service, free of gRPC.
+
+One session = one task attempt = one isolated browser context. The manager bounds how many are
+open (waiting up to `acquire_timeout_s` for a slot, then ResourceExhausted), reaps idle ones
+after a TTL, and turns browser deaths into environment failures instead of task failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+import secrets
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+
+from playwright.async_api import BrowserContext, Page, Route
+from playwright.async_api import Error as PlaywrightError
+
+from halo.agent import actions as A
+from halo.env import metrics
+from halo.env.browsers import BrowserPool, BrowserSlot
+from halo.env.config import EnvSettings
+from halo.env.execute import ActionFailed, ExecLimits, execute
+from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
+from halo.env.tasks import TaskRegistry, TaskSpec
+from halo.env.urlpolicy import UrlPolicy
+from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted, Unavailable
+from halo.runtime.logging import get_logger
+
+log = get_logger("halo.env.session")
+
+_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S | re.I)
+
+
+class Source(Enum):
+    REPLICA = "replica"
+    REMOTE = "remote"
+
+
+class Termination(Enum):
+    NONE = "none"
+    MESSAGE_SENT = "message_sent"
+    INFEASIBLE = "infeasible"
+    MAX_STEPS = "max_steps"
+    ENV_FAILURE = "env_failure"
+
+
+@dataclass
+class StepOutcome:
+    observation: PageObservation | None
+    action_ok: bool
+    action_error: str
+    done: bool
+    termination: Termination
+    env_failure: bool = False
+    env_failure_reason: str = ""
+    action_s: float = 0.0
+    observe_s: float = 0.0
+
+
+@dataclass
+class SnapshotRecord:
+    site_snapshot_id: str
+    url: str
+    step_index: int
+
+
+@dataclass
+class SessionState:
+    state_json: str
+    final_message: str
+    done: bool
+    termination: Termination
+    step_index: int
+    task_id: str
+    source: Source
+
+
+@dataclass(eq=False)
+class Session:
+    id: str
+    task: TaskSpec
+    source: Source
+    base_url: str
+    slot: BrowserSlot
+    context: BrowserContext
+    page: Page
+    policy: UrlPolicy
+    max_steps: int
+    step_index: int = 0
+    done: bool = False
+    termination: Termination = Termination.NONE
+    final_message: str = ""
+    last_error: str = ""
+    env_failure: str = ""
+    last_used: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    snapshots: dict[str, SnapshotRecord] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def tabs(self) -> list[TabInfo]:
+        return [TabInfo(url=p.url, title="", active=p is self.page) for p in self.context.pages]
+
+
+class SessionManager:
+    def __init__(self, settings: EnvSettings, registry: TaskRegistry, pool: BrowserPool | None = None) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.pool = pool or BrowserPool(
+            count=settings.browsers, executable=_executable(settings), headless=settings.headless
+        )
+        self.limits = ExecLimits(settings.action_timeout_ms, settings.navigation_timeout_ms, settings.max_wait_ms)
+        self._sessions: dict[str, Session] = {}
+        self._slots = asyncio.Semaphore(settings.pool_size)
+        self._reaper: asyncio.Task | None = None
+        self.created = 0
+        self.reaped = 0
+        self.env_failures = 0
+        metrics.POOL_CAPACITY.set(settings.pool_size)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.pool.start()
+        self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        for session_id in list(self._sessions):
+            await self.close_session(session_id, reason="shutdown")
+        await self.pool.close()
+
+    async def _reap_forever(self) -> None:
+        interval = max(0.05, min(30.0, self.settings.session_ttl_s / 4))
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> int:
+        now = time.monotonic()
+        idle = [s.id for s in self._sessions.values() if now - s.last_used > self.settings.session_ttl_s and not s.lock.locked()]
+        for session_id in idle:
+            await self.close_session(session_id, reason="idle_ttl")
+            self.reaped += 1
+        return len(idle)
+
+    # --- sessions -------------------------------------------------------------------------
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise NotFound(f"unknown session {session_id!r} (closed, reaped after {self.settings.session_ttl_s:g}s idle, or never created)")
+        return session
+
+    @property
+    def active(self) -> int:
+        return len(self._sessions)
+
+    def _resolve_source(self, task: TaskSpec, source: Source | None) -> tuple[Source, str]:
+        if source is None:
+            source = Source.REPLICA if task.replica_available else Source.REMOTE
+        if source is Source.REPLICA:
+            if not task.replica_available:
+                raise FailedPrecondition(
+                    f"task {task.id} has no local replica yet; ask for the remote site explicitly (source=REMOTE) "
+                    "on a machine with internet"
+                )
+            return source, f"{self.settings.sites_url.rstrip('/')}/{task.site}/"
+        if not self.settings.allow_remote:
+            raise FailedPrecondition(
+                f"task {task.id} would use the remote REAL site {task.remote_url}; remote sites are off "
+                "(start the env service with --allow-remote true)"
+            )
+        return source, task.remote_url
+
+    async def create(
+        self, task_id: str, seed: int = 0, source: Source | None = None, max_steps: int = 0,
+        run_id: str = "", labels: dict[str, str] | None = None, options: ObserveOptions = ObserveOptions(),
+    ) -> tuple[Session, PageObservation]:
+        task = self.registry.get(task_id)
+        source, base_url = self._resolve_source(task, source)
+        try:
+            await asyncio.wait_for(self._slots.acquire(), timeout=self.settings.acquire_timeout_s or 1e-9)
+        except TimeoutError:
+            metrics.POOL_REJECTIONS.inc()
+            raise ResourceExhausted(
+                f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
+                "close sessions or raise --pool-size"
+            ) from None
+        slot = None
+        try:
+            slot, context = await self.pool.new_context(self.settings.viewport_width, self.settings.viewport_height)
+            policy = UrlPolicy.for_urls(base_url)
+            if self.settings.block_other_hosts:
+                await context.route(lambda url: not policy.allows(url), _abort_route)
+            page = await context.new_page()
+            session = Session(
+                id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=slot, context=context,
+                page=page, policy=policy, max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}),
+            )
+            self._watch(session)
+            await self._setup_task(session, seed, run_id or "0")
+        except BaseException as exc:
+            if slot is not None:
+                try:
+                    await context.close()  # type: ignore[possibly-undefined]
+                except Exception:
+                    pass
+                self.pool.release(slot)
+            self._slots.release()
+            if isinstance(exc, PlaywrightError):
+                metrics.ENV_FAILURES.labels("setup").inc()
+                raise Unavailable(f"could not set up task {task.id} at {base_url}: {str(exc).splitlines()[0]}") from exc
+            raise
+        self._sessions[session.id] = session
+        self.created += 1
+        metrics.SESSIONS_CREATED.labels(task.site).inc()
+        metrics.SESSIONS_ACTIVE.set(self.active)
+        log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
+        return session, await self._observe(session, options)
+
+    def _watch(self, session: Session) -> None:
+        def on_page(page: Page) -> None:  # a link with target=_blank: the new tab becomes active
+            session.page = page
+            page.on("crash", lambda _p: self._mark_failed(session, "page crashed"))
+
+        session.context.on("page", on_page)
+        session.page.on("crash", lambda _p: self._mark_failed(session, "page crashed"))
+
+    def _mark_failed(self, session: Session, reason: str) -> None:
+        if not session.env_failure:
+            session.env_failure = reason
+
+    async def _setup_task(self, session: Session, seed: int, run_id: str) -> None:
+        """REAL's task setup: /config for this task (fresh state for this context), then the start page."""
+        task_ref = f"v2.{session.task.id}" if session.task.suite == "real-v2" else session.task.id
+        config_url = f"{session.base_url}/config?run_id={run_id}&task_id={task_ref}&latency=0&seed={seed}"
+        if session.source is Source.REPLICA:
+            response = await session.context.request.get(config_url, timeout=self.settings.navigation_timeout_ms)
+            if not response.ok:
+                raise PlaywrightError(f"/config answered HTTP {response.status}: {(await response.text())[:200]}")
+        else:
+            await session.page.goto(config_url, timeout=self.settings.navigation_timeout_ms)
+        await session.page.goto(session.base_url, timeout=self.settings.navigation_timeout_ms)
+
+    def _check_alive(self, session: Session) -> None:
+        if not session.slot.alive and not session.env_failure:
+            session.env_failure = "browser process died"
+
+    async def _fail(self, session: Session, reason: str) -> StepOutcome:
+        self.env_failures += 1
+        metrics.ENV_FAILURES.labels(_reason_label(reason)).inc()
+        log.warning("environment failure", session=session.id, task=session.task.id, reason=reason)
+        await self.close_session(session.id, reason="env_failure")
+        return StepOutcome(None, False, "", True, Termination.ENV_FAILURE, True, reason)
+
+    async def step(self, session_id: str, action: A.Action, options: ObserveOptions = ObserveOptions()) -> StepOutcome:
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            self._check_alive(session)
+            if session.env_failure:
+                return await self._fail(session, session.env_failure)
+            if session.done:
+                raise FailedPrecondition(f"episode of session {session_id} is over ({session.termination.value}); create a new session")
+            kind = A.kind_of(action)
+            started = time.perf_counter()
+            error = ""
+            try:
+                await execute(session.page, action, session.policy, self.limits)
+            except ActionFailed as exc:
+                error = str(exc)
+            except PlaywrightError as exc:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or f"browser error: {str(exc).splitlines()[0]}")
+            action_s = time.perf_counter() - started
+            session.step_index += 1
+            session.last_error = error
+            termination = Termination.NONE
+            if isinstance(action, A.SendMessage):
+                session.final_message, termination = action.text, Termination.MESSAGE_SENT
+            elif isinstance(action, A.ReportInfeasible):
+                session.final_message, termination = action.reason, Termination.INFEASIBLE
+            elif session.step_index >= session.max_steps:
+                termination = Termination.MAX_STEPS
+            if termination is not Termination.NONE:
+                session.done, session.termination = True, termination
+            try:
+                obs = await self._observe(session, options)
+            except PlaywrightError as exc:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
+            outcome = "ok" if not error else "error"
+            metrics.STEPS.labels(session.task.site, kind, outcome).inc()
+            metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
+            return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s)
+
+    async def _observe(self, session: Session, options: ObserveOptions) -> PageObservation:
+        obs = await observe(session.page, options, session.tabs())
+        obs.last_action_error = session.last_error
+        obs.step_index = session.step_index
+        obs.goal = session.task.goal
+        metrics.OBSERVE_SECONDS.observe(obs.duration_s)
+        return obs
+
+    async def observation(self, session_id: str, options: ObserveOptions = ObserveOptions()) -> PageObservation:
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            self._check_alive(session)
+            if session.env_failure:
+                await self._fail(session, session.env_failure)
+                raise Unavailable(f"session {session_id} lost its browser ({session.env_failure}); it was closed")
+            return await self._observe(session, options)
+
+    async def state(self, session_id: str) -> SessionState:
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            try:
+                state_json = await self._fetch_finish(session)
+            except PlaywrightError as exc:
+                raise Unavailable(f"cannot read the site's /finish state: {str(exc).splitlines()[0]}") from exc
+            return SessionState(
+                state_json, session.final_message, session.done, session.termination, session.step_index,
+                session.task.id, session.source,
+            )
+
+    async def _fetch_finish(self, session: Session) -> str:
+        finish_url = f"{session.base_url}/finish"
+        if session.source is Source.REPLICA:
+            response = await session.context.request.get(finish_url, timeout=self.settings.navigation_timeout_ms)
+            body = await response.text()
+        else:  # remote sites render /finish client-side: read it in a background tab, like agisdk
+            page = await session.context.new_page()
+            try:
+                await page.goto(finish_url, timeout=self.settings.navigation_timeout_ms)
+                body = await page.content()
+            finally:
+                await page.close()
+        match = _PRE.search(body)
+        if match is None:
+            raise Unavailable(f"{finish_url} has no <pre> state block")
+        text = html.unescape(match.group(1))
+        json.loads(text)  # validate: a broken state is an env failure, not silently passed on
+        return text
+
+    async def snapshot(self, session_id: str) -> tuple[str, SnapshotRecord]:
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            self._require_replica(session, "snapshot")
+            response = await session.context.request.post(f"{session.base_url}/__halo/snapshot")
+            if not response.ok:
+                raise Unavailable(f"site snapshot failed: HTTP {response.status}")
+            record = SnapshotRecord((await response.json())["snapshot_id"], session.page.url, session.step_index)
+            snapshot_id = secrets.token_hex(6)
+            session.snapshots[snapshot_id] = record
+            return snapshot_id, record
+
+    async def restore(self, session_id: str, snapshot_id: str, options: ObserveOptions = ObserveOptions()) -> PageObservation:
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            self._require_replica(session, "restore")
+            record = session.snapshots.get(snapshot_id)
+            if record is None:
+                raise NotFound(f"unknown snapshot {snapshot_id!r} for session {session_id}")
+            response = await session.context.request.post(
+                f"{session.base_url}/__halo/restore?snapshot_id={record.site_snapshot_id}"
+            )
+            if not response.ok:
+                raise Unavailable(f"site restore failed: HTTP {response.status}")
+            await session.page.goto(record.url, timeout=self.settings.navigation_timeout_ms)
+            session.step_index = record.step_index
+            session.done, session.termination, session.final_message, session.last_error = False, Termination.NONE, "", ""
+            return await self._observe(session, options)
+
+    def _require_replica(self, session: Session, what: str) -> None:
+        if session.source is not Source.REPLICA:
+            raise FailedPrecondition(f"{what} needs a local replica; session {session.id} runs on the remote site")
+
+    async def close_session(self, session_id: str, reason: str = "client") -> bool:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        try:
+            if session.source is Source.REPLICA and session.slot.alive:
+                await session.context.request.post(f"{self.settings.sites_url.rstrip('/')}/__halo/forget", timeout=2000)
+        except Exception:
+            pass  # the site forgetting this context is an optimisation, never a reason to fail a close
+        try:
+            await session.context.close()
+        except Exception:
+            pass
+        self.pool.release(session.slot)
+        self._slots.release()
+        metrics.SESSIONS_CLOSED.labels(reason).inc()
+        metrics.SESSIONS_ACTIVE.set(self.active)
+        log.info("session closed", session=session_id, reason=reason)
+        return True
+
+    def stats(self) -> dict[str, int]:
+        metrics.BROWSER_RESTARTS.set(self.pool.restarts)
+        return {
+            "capacity": self.settings.pool_size, "active_sessions": self.active,
+            "browsers": self.pool.alive_browsers, "sessions_created": self.created,
+            "sessions_reaped": self.reaped, "browser_restarts": self.pool.restarts,
+            "env_failures": self.env_failures,
+        }
+
+
+async def _abort_route(route: Route) -> None:
+    await route.abort("blockedbyclient")
+
+
+def _reason_label(reason: str) -> str:
+    return "browser_died" if "died" in reason or "crash" in reason else "browser_error"
+
+
+def _executable(settings: EnvSettings) -> str | None:
+    from halo.env.browsers import find_chromium
+
+    return find_chromium(settings.chromium_path)

@@ -1,0 +1,133 @@
+"""The task registry: REAL v2 tasks from the installed agisdk, plus HALO's own replica tasks.
+
+Each task knows its site, goal, REAL URL and how it is scored, whether a local replica serves it,
+and whether agisdk can score it at all (a few upstream eval scripts are broken).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from halo.runtime.errors import NotFound
+
+#: Upstream eval scripts that cannot score an attempt as shipped in agisdk 0.3.5, and why.
+UNSCORABLE: dict[str, str] = {
+    "gocalendar-11": "agisdk's eval_gocalendar_11.py is empty: it prints nothing, so every attempt scores 0",
+}
+#: Scripts that run but depend on the machine (paths, clocks, sibling files): scorable with caveats.
+CAVEATS: dict[str, str] = {
+    "marrisuite-8": "eval script depends on absolute paths/timestamps",
+    "networkin-25": "eval script depends on absolute paths/timestamps",
+    "omnizon-28": "eval script reads sibling files in the temp dir",
+}
+
+SUITE_REAL = "real-v2"
+SUITE_HALO = "halo"
+
+
+@dataclass(frozen=True)
+class EvalSpec:
+    kind: str                    # "script" | "jmespath" | "llm_judge"
+    script: str = ""
+    query: str = ""
+    expected_value: Any = None
+    rubric: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    site: str
+    goal: str
+    remote_url: str
+    difficulty: str
+    challenge_type: str
+    possible: bool
+    evals: tuple[EvalSpec, ...]
+    suite: str
+    replica_available: bool = False
+    scorable: bool = True
+    notes: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def eval_kinds(self) -> list[str]:
+        return [e.kind for e in self.evals]
+
+
+def agisdk_v2_dir() -> Path:
+    import agisdk.REAL.browsergym.webclones as webclones
+
+    return Path(webclones.__file__).parent / "v2"
+
+
+def _eval_spec(raw: dict[str, Any]) -> EvalSpec:
+    kind = raw.get("type") or ("script" if raw.get("script") else "")
+    kind = {"llm_boolean": "llm_judge", "llm": "llm_judge"}.get(kind, kind)
+    return EvalSpec(
+        kind=kind, script=raw.get("script", ""), query=raw.get("query", ""),
+        expected_value=raw.get("expected_value"), rubric=raw.get("rubric", ""),
+        description=raw.get("description", "") or raw.get("script", "") or raw.get("query", ""),
+    )
+
+
+def _task_from_json(raw: dict[str, Any], suite: str, served: dict[str, frozenset[str]]) -> TaskSpec:
+    task_id = raw["id"]
+    site = raw["website"]["id"]
+    notes = UNSCORABLE.get(task_id, CAVEATS.get(task_id, ""))
+    return TaskSpec(
+        id=task_id, site=site, goal=raw["goal"], remote_url=raw["website"].get("url", ""),
+        difficulty=raw.get("difficulty", ""), challenge_type=raw.get("challengeType", "action"),
+        possible=bool(raw.get("possible", True)), evals=tuple(_eval_spec(e) for e in raw.get("evals", [])),
+        suite=suite, replica_available=task_id in served.get(site, frozenset()),
+        scorable=task_id not in UNSCORABLE, notes=notes, raw=raw,
+    )
+
+
+class TaskRegistry:
+    def __init__(self, tasks: list[TaskSpec]) -> None:
+        self._tasks = {t.id: t for t in tasks}
+
+    @classmethod
+    def load(cls) -> "TaskRegistry":
+        from halo.sites.playground import load_tasks as playground_tasks
+        from halo.sites.registry import replica_task_ids
+
+        served = replica_task_ids()
+        tasks = [
+            _task_from_json(json.loads(p.read_text()), SUITE_REAL, served)
+            for p in sorted((agisdk_v2_dir() / "tasks").glob("*.json"))
+        ]
+        tasks += [_task_from_json(raw, SUITE_HALO, served) for raw in playground_tasks()]
+        return cls(tasks)
+
+    def get(self, task_id: str) -> TaskSpec:
+        key = task_id.removeprefix("v2.")
+        try:
+            return self._tasks[key]
+        except KeyError:
+            raise NotFound(f"unknown task {task_id!r} (see ListTasks / `halo tasks list`)") from None
+
+    def list(self, site: str = "", replica_only: bool = False, suite: str = "") -> list[TaskSpec]:
+        return [
+            t for t in sorted(self._tasks.values(), key=lambda t: (t.suite, t.site, _natural_key(t.id)))
+            if (not site or t.site == site) and (not replica_only or t.replica_available) and (not suite or t.suite == suite)
+        ]
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+
+def _natural_key(task_id: str) -> tuple[str, int]:
+    head, _, tail = task_id.rpartition("-")
+    return (head, int(tail)) if tail.isdigit() else (task_id, 0)
+
+
+@cache
+def default_registry() -> TaskRegistry:
+    return TaskRegistry.load()
