@@ -8,6 +8,7 @@ Impossible actions (unknown bid, point outside the viewport, blocked URL, timeou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 
 from playwright.async_api import Error as PlaywrightError
@@ -51,15 +52,81 @@ async def _element(page: Page, bid: str):
     return locator.first
 
 
-async def _settle(page: Page, limits: ExecLimits) -> None:
-    """Let a navigation the action started reach 'load' (no-op when none did)."""
+class _NavigationWatcher:
+    """Tracks main-frame navigations a page has started but not yet committed.
+
+    A click on a submit button (by bid or by coordinates) starts a navigation that Playwright's
+    mouse API does not wait for; observing right away would show the old page. The watcher sees
+    the navigation request (events arrive in order with call results) and lets `_settle` wait.
+    """
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.pending = False
+        self.committed = asyncio.Event()
+        page.on("request", self._on_request)
+        page.on("framenavigated", self._on_navigated)
+
+    def _on_request(self, request) -> None:
+        if request.is_navigation_request() and request.frame == self.page.main_frame:
+            self.pending = True
+            self.committed.clear()
+
+    def _on_navigated(self, frame) -> None:
+        if frame == self.page.main_frame:
+            self.pending = False
+            self.committed.set()
+
+
+def watcher_for(page: Page) -> _NavigationWatcher:
+    watcher = getattr(page, "_halo_navigation", None)
+    if watcher is None:
+        watcher = _NavigationWatcher(page)
+        setattr(page, "_halo_navigation", watcher)
+    return watcher
+
+
+_OPENS_TAB = "el => { const a = el.closest('a[href]'); return !!a && a.target === '_blank'; }"
+_OPENS_TAB_AT = (
+    "([x, y]) => { const el = document.elementFromPoint(x, y); const a = el && el.closest('a[href]');"
+    " return !!a && a.target === '_blank'; }"
+)
+
+
+@contextlib.asynccontextmanager
+async def _maybe_new_tab(page: Page, expected: bool, limits: ExecLimits):
+    """Wait for the tab a target=_blank link opens, so the next observation shows it."""
+    if not expected:
+        yield
+        return
     try:
-        await page.wait_for_load_state("load", timeout=limits.navigation_timeout_ms)
+        async with page.context.expect_page(timeout=limits.navigation_timeout_ms) as info:
+            yield
+        new_page = await info.value
+        await new_page.wait_for_load_state("load", timeout=limits.navigation_timeout_ms)
     except PlaywrightTimeout:
         pass
 
 
+async def _settle(page: Page, limits: ExecLimits) -> None:
+    """Let a navigation the action started commit and reach 'load' (no-op when none did)."""
+    watcher = watcher_for(page)
+    try:
+        # One macrotask later in the page: input events are handled and a form submission
+        # (which Chromium schedules as a task) has issued its navigation request.
+        await page.evaluate("() => new Promise(r => setTimeout(r, 0))")
+    except PlaywrightError:
+        pass  # the document went away under us: a navigation is under way
+    try:
+        if watcher.pending:
+            await asyncio.wait_for(watcher.committed.wait(), limits.navigation_timeout_ms / 1000)
+        await page.wait_for_load_state("load", timeout=limits.navigation_timeout_ms)
+    except (PlaywrightTimeout, TimeoutError):
+        pass
+
+
 async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
+    watcher_for(page)
     try:
         await _execute(page, action, policy, limits)
     except PlaywrightTimeout as exc:
@@ -76,10 +143,14 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
     match action:
         case A.ClickAt(point=point, button=button, click_count=count):
             x, y = _pixels(page, point)
-            await page.mouse.click(x, y, button=_BUTTONS[button], click_count=max(1, count))
+            opens_tab = await page.evaluate(_OPENS_TAB_AT, [x, y])
+            async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
+                await page.mouse.click(x, y, button=_BUTTONS[button], click_count=max(1, count))
         case A.ClickElement(bid=bid, button=button, click_count=count):
             el = await _element(page, bid)
-            await el.click(button=_BUTTONS[button], click_count=max(1, count), timeout=t)
+            opens_tab = await el.evaluate(_OPENS_TAB)
+            async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
+                await el.click(button=_BUTTONS[button], click_count=max(1, count), timeout=t)
         case A.Fill(bid=bid, text=text):
             el = await _element(page, bid)
             await el.fill(text, timeout=t)

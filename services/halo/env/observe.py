@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 BID_ATTRIBUTE = "data-halo-bid"
@@ -183,7 +184,24 @@ async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo
     return [ElementInfo(**item) for item in raw]
 
 
-async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo]) -> PageObservation:
+def is_navigation_race(exc: Exception) -> bool:
+    """The page navigated while we read it: retry after load, it is nobody's failure."""
+    text = str(exc)
+    return "Execution context was destroyed" in text or "navigation" in text.lower() and "closed" not in text
+
+
+async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3) -> PageObservation:
+    for attempt in range(attempts):
+        try:
+            return await _observe_once(page, options, tabs)
+        except PlaywrightError as exc:
+            if attempt == attempts - 1 or not is_navigation_race(exc):
+                raise
+            await page.wait_for_load_state("load")
+    raise AssertionError("unreachable")
+
+
+async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo]) -> PageObservation:
     start = time.perf_counter()
     viewport = page.viewport_size or {"width": 1280, "height": 720}
     elements = await read_elements(page, options.max_elements) if options.axtree else []

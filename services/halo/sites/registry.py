@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from halo.sites.oracle import OracleStep
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 
@@ -11,3 +12,11 @@ REPLICA_TYPES: list[type[Replica]] = [Playground]
 def replica_task_ids() -> dict[str, frozenset[str]]:
     """site id -> task ids served by its replica (used by the env service's task registry)."""
     return {cls.site_id: cls.task_ids for cls in REPLICA_TYPES}
+
+
+def attempts_for(site: str, task_id: str) -> tuple[list[OracleStep] | None, list[OracleStep] | None]:
+    """(oracle, plausible-wrong attempt) of a replica task; None where the replica has none."""
+    for cls in REPLICA_TYPES:
+        if cls.site_id == site:
+            return cls.oracles.get(task_id), cls.wrong_attempts.get(task_id)
+    return None, None

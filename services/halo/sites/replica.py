@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 from starlette.templating import Jinja2Templates
 
+from halo.sites.oracle import OracleStep
 from halo.sites.store import SESSION_COOKIE, SessionStore, SiteSession
 
 SHARED_TEMPLATES = Path(__file__).parent / "templates"
@@ -28,6 +29,10 @@ class Replica(abc.ABC):
     title: str
     #: task ids (without the "v2." prefix) this replica serves
     task_ids: frozenset[str] = frozenset()
+    #: task id -> oracle steps that solve it (only UI actions an agent could take)
+    oracles: dict[str, list[OracleStep]] = {}
+    #: task id -> a plausible but wrong attempt (wrong product, wrong recipient) that must score 0
+    wrong_attempts: dict[str, list[OracleStep]] = {}
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from halo.sites.oracle import Choose, Click, FillIn, Target
 from halo.sites.replica import Replica
 
 TASKS_FILE = Path(__file__).parent / "tasks.json"
@@ -31,6 +32,17 @@ class Playground(Replica):
     site_id = "playground"
     title = "HALO Playground"
     task_ids = frozenset(t["id"] for t in load_tasks())
+    oracles = {
+        "playground-signup": [Click(Target("button", "Sign up"))],
+        "playground-name": [FillIn(Target("textbox", "Name"), "Ada Lovelace"), Click(Target("button", "Save"))],
+        "playground-plan": [Choose(Target("combobox", "Plan"), ("pro",)), Click(Target("button", "Apply plan"))],
+        "playground-finish": [Click(Target("link", "Go to page 2")), Click(Target("button", "Finish"))],
+    }
+    wrong_attempts = {
+        "playground-name": [FillIn(Target("textbox", "Name"), "Ada Byron"), Click(Target("button", "Save"))],
+        "playground-plan": [Choose(Target("combobox", "Plan"), ("plus",)), Click(Target("button", "Apply plan"))],
+        "playground-finish": [Click(Target("link", "Go to page 2"))],
+    }
 
     def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:
         return {

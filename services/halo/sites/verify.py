@@ -1,0 +1,81 @@
+"""Run oracle / no-op / plausible-wrong attempts through the env service and score them with agisdk.
+
+Used by `halo tasks verify` and the replica tests: every replica task must score 1 with its
+oracle and 0 with a no-op or a plausible wrong attempt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from halo.agent import actions as A
+from halo.client.env import EnvClient, observation_options
+from halo.env.tasks import TaskSpec
+from halo.reward.evaluator import Evaluation, evaluate
+from halo.sites.oracle import OracleStep, resolve
+from halo.sites.registry import attempts_for
+
+_TEXT_ONLY = observation_options(screenshot=False)
+
+
+@dataclass
+class Attempt:
+    task_id: str
+    kind: str                  # "oracle" | "noop" | "wrong"
+    state: dict
+    final_message: str
+    errors: list[str] = field(default_factory=list)
+    evaluation: Evaluation | None = None
+
+    @property
+    def score(self) -> float:
+        return self.evaluation.score if self.evaluation else 0.0
+
+
+async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep], kind: str, seed: int = 0) -> Attempt:
+    created = await env.create_session(task.id, seed=seed, observation=_TEXT_ONLY)
+    session_id, obs = created.session_id, created.observation
+    errors: list[str] = []
+    try:
+        for step in steps:
+            for action in resolve(step, obs.elements):
+                result = await env.step(session_id, action, observation=_TEXT_ONLY)
+                if result.env_failure:
+                    raise RuntimeError(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")
+                if not result.action_ok:
+                    errors.append(f"{A.describe(action)}: {result.action_error}")
+                obs = result.observation
+        state = await env.get_state(session_id)
+    finally:
+        await env.close_session(session_id)
+    attempt = Attempt(task.id, kind, json.loads(state.state_json), state.final_message, errors)
+    attempt.evaluation = evaluate(task, attempt.state, attempt.final_message)
+    return attempt
+
+
+@dataclass
+class VerifyRow:
+    task: TaskSpec
+    oracle: Attempt | None
+    noop: Attempt | None
+    wrong: Attempt | None
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.oracle is not None and self.oracle.score == 1.0
+            and self.noop is not None and self.noop.score == 0.0
+            and (self.wrong is None or self.wrong.score == 0.0)
+        )
+
+
+async def verify_task(env: EnvClient, task: TaskSpec) -> VerifyRow:
+    oracle, wrong = attempts_for(task.site, task.id)
+    return VerifyRow(
+        task,
+        oracle=await run_attempt(env, task, oracle, "oracle") if oracle is not None else None,
+        noop=await run_attempt(env, task, [], "noop"),
+        wrong=await run_attempt(env, task, wrong, "wrong") if wrong is not None else None,
+    )
