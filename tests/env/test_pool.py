@@ -1,0 +1,160 @@
+"""Pool behaviour: capacity, idle reaping, browser crashes, graceful shutdown, metrics, no leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import httpx
+import psutil
+import pytest
+
+from halo.agent import actions as A
+from halo.client.env import EnvClient
+from halo.errors import NotFound, ResourceExhausted, Unavailable
+from halo.runtime.local import LocalStack
+from halo.v1 import env_pb2 as pb
+
+
+def _our_chromium() -> list[psutil.Process]:
+    """Chromium processes started by this test process (through Playwright's driver)."""
+    found = []
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in proc.name():
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def chromium_browser_pids() -> set[int]:
+    """Main Chromium processes (renderers and helpers carry --type=)."""
+    pids = set()
+    for proc in _our_chromium():
+        try:
+            if not any(a.startswith("--type=") for a in proc.cmdline()):
+                pids.add(proc.pid)
+        except psutil.NoSuchProcess:
+            continue
+    return pids
+
+
+def chromium_all_pids() -> set[int]:
+    return {p.pid for p in _our_chromium()}
+
+
+@pytest.fixture
+async def small_stack():
+    before = chromium_browser_pids()
+    async with LocalStack(env_overrides={"pool_size": 2, "acquire_timeout_s": 0.3, "session_ttl_s": 300}) as stack:
+        stack.own_browser_pids = chromium_browser_pids() - before
+        async with EnvClient(stack.env_target) as client:
+            stack.client = client
+            yield stack
+
+
+async def test_full_pool_is_resource_exhausted_then_frees(small_stack):
+    env = small_stack.client
+    a = await env.create_session("playground-signup")
+    b = await env.create_session("playground-signup")
+    with pytest.raises(ResourceExhausted, match="all 2 sessions are in use"):
+        await env.create_session("playground-signup")
+    stats = await env.pool_stats()
+    assert stats.active_sessions == 2 and stats.capacity == 2
+    # a waiting creation gets the slot that a close frees within the wait budget
+    waiter = asyncio.create_task(env.create_session("playground-signup"))
+    await asyncio.sleep(0.05)
+    await env.close_session(a.session_id)
+    c = await waiter
+    for sid in (b.session_id, c.session_id):
+        await env.close_session(sid)
+    assert (await env.pool_stats()).active_sessions == 0
+
+
+async def test_idle_sessions_are_reaped(small_stack):
+    env, manager = small_stack.client, small_stack.env_manager
+    created = await env.create_session("playground-signup")
+    manager.settings.session_ttl_s = 0.2
+    try:
+        await asyncio.sleep(0.3)
+        assert await manager.reap_idle() == 1
+    finally:
+        manager.settings.session_ttl_s = 300
+    with pytest.raises(NotFound, match="reaped"):
+        await env.step(created.session_id, A.Noop())
+    assert (await env.pool_stats()).sessions_reaped == 1
+
+
+async def test_killed_chromium_is_an_env_failure_and_the_pool_recovers(small_stack):
+    env = small_stack.client
+    created = await env.create_session("playground-signup")
+    assert len(small_stack.own_browser_pids) == 1
+    (pid,) = small_stack.own_browser_pids
+    os.kill(pid, signal.SIGKILL)
+    await asyncio.sleep(0.5)
+    result = await env.step(created.session_id, A.Noop())
+    assert result.env_failure and result.done
+    assert result.termination == pb.TERMINATION_ENV_FAILURE
+    assert "died" in result.env_failure_reason or "closed" in result.env_failure_reason
+    with pytest.raises(NotFound):
+        await env.step(created.session_id, A.Noop())  # the failed session was closed
+    stats = await env.pool_stats()
+    assert stats.browser_restarts == 1 and stats.env_failures == 1 and stats.active_sessions == 0
+    # the replacement browser serves new sessions
+    fresh = await env.create_session("playground-signup")
+    button = next(e for e in fresh.observation.elements if e.name == "Sign up")
+    ok = await env.step(fresh.session_id, A.ClickElement(button.bid))
+    assert ok.action_ok and not ok.env_failure
+    await env.close_session(fresh.session_id)
+
+
+async def test_metrics_endpoint_counts_steps(small_stack):
+    env = small_stack.client
+    created = await env.create_session("playground-signup")
+    await env.step(created.session_id, A.Noop())
+    await env.close_session(created.session_id)
+    port = small_stack.env.metrics_port
+    async with httpx.AsyncClient() as http:
+        body = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    assert 'halo_env_steps_total{action="noop",outcome="ok",site="playground"}' in body
+    assert "halo_env_step_seconds_bucket" in body and "halo_env_sessions_active" in body
+
+
+async def test_create_close_cycles_leak_nothing(small_stack):
+    env, manager = small_stack.client, small_stack.env_manager
+    warm = await env.create_session("playground-signup")
+    await env.close_session(warm.session_id)
+    await asyncio.sleep(0.3)
+    baseline = len(chromium_all_pids())
+    for _ in range(15):
+        created = await env.create_session("playground-signup")
+        await env.step(created.session_id, A.Scroll(0, 100))
+        await env.close_session(created.session_id)
+    await asyncio.sleep(0.5)
+    assert (await env.pool_stats()).active_sessions == 0
+    assert all(slot.contexts == 0 for slot in manager.pool.slots)
+    assert sum(len(slot.browser.contexts) for slot in manager.pool.slots) == 0
+    assert len(chromium_all_pids()) <= baseline + 1  # renderers are gone with their contexts
+
+
+async def test_graceful_shutdown_drains_in_flight_steps_and_closes_browsers():
+    before = chromium_browser_pids()
+    stack = await LocalStack(env_overrides={"pool_size": 2}).__aenter__()
+    own = chromium_browser_pids() - before
+    try:
+        env = EnvClient(stack.env_target)
+        created = await env.create_session("playground-signup")
+        slow_step = asyncio.create_task(env.step(created.session_id, A.Wait(1500)))
+        await asyncio.sleep(0.3)
+        await stack.env.stop(grace=10)
+        result = await slow_step  # finished during the grace period, not cut off
+        assert result.action_ok
+        with pytest.raises(Unavailable):
+            await env.get_task("playground-signup")
+        await env.close()
+    finally:
+        await stack.__aexit__(None, None, None)
+    await asyncio.sleep(0.5)
+    assert not (own & chromium_browser_pids()), "Chromium outlived the service"
