@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from halo.v1 import common_pb2 as halo_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14halo/v1/reward.proto\x12\x07halo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x14halo/v1/common.proto\"\xac\x01\n\x13StartEpisodeRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12>\n\toverrides\x18\x03 \x03(\x0b\x32+.halo.v1.StartEpisodeRequest.OverridesEntry\x1a\x30\n\x0eOverridesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"*\n\x14StartEpisodeResponse\x12\x12\n\nepisode_id\x18\x01 \x01(\t\"K\n\tPageState\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x61xtree\x18\x03 \x01(\t\x12\x12\n\nstate_json\x18\x04 \x01(\t\"\xf5\x01\n\x16ScoreTransitionRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x12\n\nstep_index\x18\x02 \x01(\r\x12\x1f\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x0f.halo.v1.Action\x12\x15\n\raction_parsed\x18\x04 \x01(\x08\x12\x11\n\taction_ok\x18\x05 \x01(\x08\x12\"\n\x06\x62\x65\x66ore\x18\x06 \x01(\x0b\x32\x12.halo.v1.PageState\x12!\n\x05\x61\x66ter\x18\x07 \x01(\x0b\x32\x12.halo.v1.PageState\x12\x0c\n\x04\x64one\x18\x08 \x01(\x08\x12\x13\n\x0b\x65nv_failure\x18\t \x01(\x08\">\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"c\n\x0fRewardBreakdown\x12\r\n\x05total\x18\x01 \x01(\x01\x12,\n\ncomponents\x18\x02 \x03(\x0b\x32\x18.halo.v1.RewardComponent\x12\x13\n\x0b\x65nv_failure\x18\x03 \x01(\x08\"v\n\x0f\x45valuateRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\nstate_json\x18\x03 \x01(\t\x12\x15\n\rfinal_message\x18\x04 \x01(\t\x12\x13\n\x0b\x65nv_failure\x18\x05 \x01(\x08\"\x80\x01\n\nEvalDetail\x12\r\n\x05index\x18\x01 \x01(\r\x12\x1f\n\x04kind\x18\x02 \x01(\x0e\x32\x11.halo.v1.EvalKind\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\r\n\x05\x65rror\x18\x06 \x01(\t\"\xd4\x01\n\x10\x45valuationResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\r\n\x05score\x18\x03 \x01(\x01\x12$\n\x07\x64\x65tails\x18\x04 \x03(\x0b\x32\x13.halo.v1.EvalDetail\x12\x13\n\x0b\x65nv_failure\x18\x05 \x01(\x08\x12\x10\n\x08scorable\x18\x06 \x01(\x08\x12+\n\x08\x64uration\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rsuccess_bonus\x18\x08 \x01(\x01\"\'\n\x11\x45ndEpisodeRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\">\n\x12\x45ndEpisodeResponse\x12\x10\n\x08was_open\x18\x01 \x01(\x08\x12\x16\n\x0e\x65pisode_return\x18\x02 \x01(\x01\",\n\x16GetRewardConfigRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\"\x81\x01\n\x0cRewardConfig\x12\x33\n\x07weights\x18\x01 \x03(\x0b\x32\".halo.v1.RewardConfig.WeightsEntry\x12\x0c\n\x04yaml\x18\x02 \x01(\t\x1a.\n\x0cWeightsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x32\xfd\x02\n\rRewardService\x12K\n\x0cStartEpisode\x12\x1c.halo.v1.StartEpisodeRequest\x1a\x1d.halo.v1.StartEpisodeResponse\x12L\n\x0fScoreTransition\x12\x1f.halo.v1.ScoreTransitionRequest\x1a\x18.halo.v1.RewardBreakdown\x12?\n\x08\x45valuate\x12\x18.halo.v1.EvaluateRequest\x1a\x19.halo.v1.EvaluationResult\x12\x45\n\nEndEpisode\x12\x1a.halo.v1.EndEpisodeRequest\x1a\x1b.halo.v1.EndEpisodeResponse\x12I\n\x0fGetRewardConfig\x12\x1f.halo.v1.GetRewardConfigRequest\x1a\x15.halo.v1.RewardConfigB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14halo/v1/reward.proto\x12\x07halo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x14halo/v1/common.proto\"\xd1\x01\n\x13StartEpisodeRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12>\n\toverrides\x18\x03 \x03(\x0b\x32+.halo.v1.StartEpisodeRequest.OverridesEntry\x12#\n\x07initial\x18\x04 \x01(\x0b\x32\x12.halo.v1.PageState\x1a\x30\n\x0eOverridesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"L\n\x14StartEpisodeResponse\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0c\n\x04site\x18\x02 \x01(\t\x12\x12\n\nmilestones\x18\x03 \x03(\t\"o\n\tPageState\x12\x0b\n\x03url\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0e\n\x06\x61xtree\x18\x03 \x01(\t\x12\x12\n\nstate_json\x18\x04 \x01(\t\x12\"\n\x08\x65lements\x18\x05 \x03(\x0b\x32\x10.halo.v1.Element\"\xf5\x01\n\x16ScoreTransitionRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x12\n\nstep_index\x18\x02 \x01(\r\x12\x1f\n\x06\x61\x63tion\x18\x03 \x01(\x0b\x32\x0f.halo.v1.Action\x12\x15\n\raction_parsed\x18\x04 \x01(\x08\x12\x11\n\taction_ok\x18\x05 \x01(\x08\x12\"\n\x06\x62\x65\x66ore\x18\x06 \x01(\x0b\x32\x12.halo.v1.PageState\x12!\n\x05\x61\x66ter\x18\x07 \x01(\x0b\x32\x12.halo.v1.PageState\x12\x0c\n\x04\x64one\x18\x08 \x01(\x08\x12\x13\n\x0b\x65nv_failure\x18\t \x01(\x08\">\n\x0fRewardComponent\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"{\n\x0fRewardBreakdown\x12\r\n\x05total\x18\x01 \x01(\x01\x12,\n\ncomponents\x18\x02 \x03(\x0b\x32\x18.halo.v1.RewardComponent\x12\x13\n\x0b\x65nv_failure\x18\x03 \x01(\x08\x12\x16\n\x0e\x65pisode_return\x18\x04 \x01(\x01\"v\n\x0f\x45valuateRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\x12\x0f\n\x07task_id\x18\x02 \x01(\t\x12\x12\n\nstate_json\x18\x03 \x01(\t\x12\x15\n\rfinal_message\x18\x04 \x01(\t\x12\x13\n\x0b\x65nv_failure\x18\x05 \x01(\x08\"\x80\x01\n\nEvalDetail\x12\r\n\x05index\x18\x01 \x01(\r\x12\x1f\n\x04kind\x18\x02 \x01(\x0e\x32\x11.halo.v1.EvalKind\x12\x0e\n\x06passed\x18\x03 \x01(\x08\x12\x13\n\x0b\x64\x65scription\x18\x04 \x01(\t\x12\x0e\n\x06output\x18\x05 \x01(\t\x12\r\n\x05\x65rror\x18\x06 \x01(\t\"\xd4\x01\n\x10\x45valuationResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07success\x18\x02 \x01(\x08\x12\r\n\x05score\x18\x03 \x01(\x01\x12$\n\x07\x64\x65tails\x18\x04 \x03(\x0b\x32\x13.halo.v1.EvalDetail\x12\x13\n\x0b\x65nv_failure\x18\x05 \x01(\x08\x12\x10\n\x08scorable\x18\x06 \x01(\x08\x12+\n\x08\x64uration\x18\x07 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x15\n\rsuccess_bonus\x18\x08 \x01(\x01\"\'\n\x11\x45ndEpisodeRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\"l\n\x12\x45ndEpisodeResponse\x12\x10\n\x08was_open\x18\x01 \x01(\x08\x12\x16\n\x0e\x65pisode_return\x18\x02 \x01(\x01\x12\x13\n\x0btransitions\x18\x03 \x01(\r\x12\x17\n\x0fmilestones_paid\x18\x04 \x03(\t\",\n\x16GetRewardConfigRequest\x12\x12\n\nepisode_id\x18\x01 \x01(\t\"\x81\x01\n\x0cRewardConfig\x12\x33\n\x07weights\x18\x01 \x03(\x0b\x32\".halo.v1.RewardConfig.WeightsEntry\x12\x0c\n\x04yaml\x18\x02 \x01(\t\x1a.\n\x0cWeightsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\x32\xfd\x02\n\rRewardService\x12K\n\x0cStartEpisode\x12\x1c.halo.v1.StartEpisodeRequest\x1a\x1d.halo.v1.StartEpisodeResponse\x12L\n\x0fScoreTransition\x12\x1f.halo.v1.ScoreTransitionRequest\x1a\x18.halo.v1.RewardBreakdown\x12?\n\x08\x45valuate\x12\x18.halo.v1.EvaluateRequest\x1a\x19.halo.v1.EvaluationResult\x12\x45\n\nEndEpisode\x12\x1a.halo.v1.EndEpisodeRequest\x1a\x1b.halo.v1.EndEpisodeResponse\x12I\n\x0fGetRewardConfig\x12\x1f.halo.v1.GetRewardConfigRequest\x1a\x15.halo.v1.RewardConfigB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -39,35 +39,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_REWARDCONFIG_WEIGHTSENTRY']._loaded_options = None
   _globals['_REWARDCONFIG_WEIGHTSENTRY']._serialized_options = b'8\001'
   _globals['_STARTEPISODEREQUEST']._serialized_start=88
-  _globals['_STARTEPISODEREQUEST']._serialized_end=260
-  _globals['_STARTEPISODEREQUEST_OVERRIDESENTRY']._serialized_start=212
-  _globals['_STARTEPISODEREQUEST_OVERRIDESENTRY']._serialized_end=260
-  _globals['_STARTEPISODERESPONSE']._serialized_start=262
-  _globals['_STARTEPISODERESPONSE']._serialized_end=304
-  _globals['_PAGESTATE']._serialized_start=306
-  _globals['_PAGESTATE']._serialized_end=381
-  _globals['_SCORETRANSITIONREQUEST']._serialized_start=384
-  _globals['_SCORETRANSITIONREQUEST']._serialized_end=629
-  _globals['_REWARDCOMPONENT']._serialized_start=631
-  _globals['_REWARDCOMPONENT']._serialized_end=693
-  _globals['_REWARDBREAKDOWN']._serialized_start=695
-  _globals['_REWARDBREAKDOWN']._serialized_end=794
-  _globals['_EVALUATEREQUEST']._serialized_start=796
-  _globals['_EVALUATEREQUEST']._serialized_end=914
-  _globals['_EVALDETAIL']._serialized_start=917
-  _globals['_EVALDETAIL']._serialized_end=1045
-  _globals['_EVALUATIONRESULT']._serialized_start=1048
-  _globals['_EVALUATIONRESULT']._serialized_end=1260
-  _globals['_ENDEPISODEREQUEST']._serialized_start=1262
-  _globals['_ENDEPISODEREQUEST']._serialized_end=1301
-  _globals['_ENDEPISODERESPONSE']._serialized_start=1303
-  _globals['_ENDEPISODERESPONSE']._serialized_end=1365
-  _globals['_GETREWARDCONFIGREQUEST']._serialized_start=1367
-  _globals['_GETREWARDCONFIGREQUEST']._serialized_end=1411
-  _globals['_REWARDCONFIG']._serialized_start=1414
-  _globals['_REWARDCONFIG']._serialized_end=1543
-  _globals['_REWARDCONFIG_WEIGHTSENTRY']._serialized_start=1497
-  _globals['_REWARDCONFIG_WEIGHTSENTRY']._serialized_end=1543
-  _globals['_REWARDSERVICE']._serialized_start=1546
-  _globals['_REWARDSERVICE']._serialized_end=1927
+  _globals['_STARTEPISODEREQUEST']._serialized_end=297
+  _globals['_STARTEPISODEREQUEST_OVERRIDESENTRY']._serialized_start=249
+  _globals['_STARTEPISODEREQUEST_OVERRIDESENTRY']._serialized_end=297
+  _globals['_STARTEPISODERESPONSE']._serialized_start=299
+  _globals['_STARTEPISODERESPONSE']._serialized_end=375
+  _globals['_PAGESTATE']._serialized_start=377
+  _globals['_PAGESTATE']._serialized_end=488
+  _globals['_SCORETRANSITIONREQUEST']._serialized_start=491
+  _globals['_SCORETRANSITIONREQUEST']._serialized_end=736
+  _globals['_REWARDCOMPONENT']._serialized_start=738
+  _globals['_REWARDCOMPONENT']._serialized_end=800
+  _globals['_REWARDBREAKDOWN']._serialized_start=802
+  _globals['_REWARDBREAKDOWN']._serialized_end=925
+  _globals['_EVALUATEREQUEST']._serialized_start=927
+  _globals['_EVALUATEREQUEST']._serialized_end=1045
+  _globals['_EVALDETAIL']._serialized_start=1048
+  _globals['_EVALDETAIL']._serialized_end=1176
+  _globals['_EVALUATIONRESULT']._serialized_start=1179
+  _globals['_EVALUATIONRESULT']._serialized_end=1391
+  _globals['_ENDEPISODEREQUEST']._serialized_start=1393
+  _globals['_ENDEPISODEREQUEST']._serialized_end=1432
+  _globals['_ENDEPISODERESPONSE']._serialized_start=1434
+  _globals['_ENDEPISODERESPONSE']._serialized_end=1542
+  _globals['_GETREWARDCONFIGREQUEST']._serialized_start=1544
+  _globals['_GETREWARDCONFIGREQUEST']._serialized_end=1588
+  _globals['_REWARDCONFIG']._serialized_start=1591
+  _globals['_REWARDCONFIG']._serialized_end=1720
+  _globals['_REWARDCONFIG_WEIGHTSENTRY']._serialized_start=1674
+  _globals['_REWARDCONFIG_WEIGHTSENTRY']._serialized_end=1720
+  _globals['_REWARDSERVICE']._serialized_start=1723
+  _globals['_REWARDSERVICE']._serialized_end=2104
 # @@protoc_insertion_point(module_scope)

@@ -11,7 +11,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class StartEpisodeRequest(_message.Message):
-    __slots__ = ("episode_id", "task_id", "overrides")
+    __slots__ = ("episode_id", "task_id", "overrides", "initial")
     class OverridesEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -22,28 +22,36 @@ class StartEpisodeRequest(_message.Message):
     EPISODE_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     OVERRIDES_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_FIELD_NUMBER: _ClassVar[int]
     episode_id: str
     task_id: str
     overrides: _containers.ScalarMap[str, float]
-    def __init__(self, episode_id: _Optional[str] = ..., task_id: _Optional[str] = ..., overrides: _Optional[_Mapping[str, float]] = ...) -> None: ...
+    initial: PageState
+    def __init__(self, episode_id: _Optional[str] = ..., task_id: _Optional[str] = ..., overrides: _Optional[_Mapping[str, float]] = ..., initial: _Optional[_Union[PageState, _Mapping]] = ...) -> None: ...
 
 class StartEpisodeResponse(_message.Message):
-    __slots__ = ("episode_id",)
+    __slots__ = ("episode_id", "site", "milestones")
     EPISODE_ID_FIELD_NUMBER: _ClassVar[int]
+    SITE_FIELD_NUMBER: _ClassVar[int]
+    MILESTONES_FIELD_NUMBER: _ClassVar[int]
     episode_id: str
-    def __init__(self, episode_id: _Optional[str] = ...) -> None: ...
+    site: str
+    milestones: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, episode_id: _Optional[str] = ..., site: _Optional[str] = ..., milestones: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class PageState(_message.Message):
-    __slots__ = ("url", "title", "axtree", "state_json")
+    __slots__ = ("url", "title", "axtree", "state_json", "elements")
     URL_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
     AXTREE_FIELD_NUMBER: _ClassVar[int]
     STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    ELEMENTS_FIELD_NUMBER: _ClassVar[int]
     url: str
     title: str
     axtree: str
     state_json: str
-    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., axtree: _Optional[str] = ..., state_json: _Optional[str] = ...) -> None: ...
+    elements: _containers.RepeatedCompositeFieldContainer[_common_pb2.Element]
+    def __init__(self, url: _Optional[str] = ..., title: _Optional[str] = ..., axtree: _Optional[str] = ..., state_json: _Optional[str] = ..., elements: _Optional[_Iterable[_Union[_common_pb2.Element, _Mapping]]] = ...) -> None: ...
 
 class ScoreTransitionRequest(_message.Message):
     __slots__ = ("episode_id", "step_index", "action", "action_parsed", "action_ok", "before", "after", "done", "env_failure")
@@ -78,14 +86,16 @@ class RewardComponent(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[float] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class RewardBreakdown(_message.Message):
-    __slots__ = ("total", "components", "env_failure")
+    __slots__ = ("total", "components", "env_failure", "episode_return")
     TOTAL_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     ENV_FAILURE_FIELD_NUMBER: _ClassVar[int]
+    EPISODE_RETURN_FIELD_NUMBER: _ClassVar[int]
     total: float
     components: _containers.RepeatedCompositeFieldContainer[RewardComponent]
     env_failure: bool
-    def __init__(self, total: _Optional[float] = ..., components: _Optional[_Iterable[_Union[RewardComponent, _Mapping]]] = ..., env_failure: _Optional[bool] = ...) -> None: ...
+    episode_return: float
+    def __init__(self, total: _Optional[float] = ..., components: _Optional[_Iterable[_Union[RewardComponent, _Mapping]]] = ..., env_failure: _Optional[bool] = ..., episode_return: _Optional[float] = ...) -> None: ...
 
 class EvaluateRequest(_message.Message):
     __slots__ = ("episode_id", "task_id", "state_json", "final_message", "env_failure")
@@ -144,12 +154,16 @@ class EndEpisodeRequest(_message.Message):
     def __init__(self, episode_id: _Optional[str] = ...) -> None: ...
 
 class EndEpisodeResponse(_message.Message):
-    __slots__ = ("was_open", "episode_return")
+    __slots__ = ("was_open", "episode_return", "transitions", "milestones_paid")
     WAS_OPEN_FIELD_NUMBER: _ClassVar[int]
     EPISODE_RETURN_FIELD_NUMBER: _ClassVar[int]
+    TRANSITIONS_FIELD_NUMBER: _ClassVar[int]
+    MILESTONES_PAID_FIELD_NUMBER: _ClassVar[int]
     was_open: bool
     episode_return: float
-    def __init__(self, was_open: _Optional[bool] = ..., episode_return: _Optional[float] = ...) -> None: ...
+    transitions: int
+    milestones_paid: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, was_open: _Optional[bool] = ..., episode_return: _Optional[float] = ..., transitions: _Optional[int] = ..., milestones_paid: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetRewardConfigRequest(_message.Message):
     __slots__ = ("episode_id",)
