@@ -1,0 +1,179 @@
+"""`halo bench env`: the env service vs raw in-process Playwright, same machine, same run.
+
+N concurrent sessions each step through a fixed loop on the playground page (fill a field,
+scroll down, scroll up, hover), observing after every step (screenshot + AXTree). The raw
+floor does the same with Playwright directly on one Chromium, so the ratio shows what the
+service (gRPC, sessions, bids, checks) costs. Figures: aggregate steps/s, p50/p95 step
+latency, PSS (proportional RSS) per session, service/raw ratio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import psutil
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from halo.agent import actions as A
+
+console = Console()
+TASK = "playground-name"
+
+
+@dataclass
+class BenchResult:
+    mode: str                  # "service" | "raw"
+    sessions: int
+    steps: int
+    seconds: float
+    p50_ms: float
+    p95_ms: float
+    pss_per_session_mb: float
+
+    @property
+    def steps_per_s(self) -> float:
+        return self.steps / self.seconds
+
+
+def tree_pss_mb() -> float:
+    """Proportional set size of this process and its children (Chromium): shared pages are
+    split between the processes that map them, so per-session growth is not double counted."""
+    me = psutil.Process()
+    total = 0
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            total += proc.memory_full_info().pss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            pass
+    return total / 2**20
+
+
+def _percentile(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) >= 2 else values[0]
+
+
+def _loop_actions(name_bid: str, plan_bid: str) -> list[A.Action]:
+    return [A.Fill(name_bid, "Ada"), A.Scroll(0, 300), A.Scroll(0, -300), A.Hover(plan_bid)]
+
+
+async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id) -> BenchResult:
+    from halo.client.env import observation_options
+
+    opts = observation_options(image_format, 80)
+    mem0 = tree_pss_mb()
+    created = [await env.create_session(TASK, observation=opts) for _ in range(sessions)]
+    latencies: list[float] = []
+
+    async def run(c) -> None:
+        els = c.observation.elements
+        name = next(e.bid for e in els if e.role == "textbox")
+        plan = next(e.bid for e in els if e.role == "combobox")
+        loop = _loop_actions(name, plan)
+        for i in range(steps):
+            t = time.perf_counter()
+            r = await env.step(c.session_id, loop[i % len(loop)], observation=opts)
+            latencies.append(time.perf_counter() - t)
+            assert r.action_ok, r.action_error
+            progress.advance(task_id)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(run(c) for c in created))
+    seconds = time.perf_counter() - start
+    mem1 = tree_pss_mb()
+    for c in created:
+        await env.close_session(c.session_id)
+    return BenchResult("service", sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+
+
+async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_format: str, progress, task_id) -> BenchResult:
+    from halo.env.observe import _AXTREE_JS
+
+    mem0 = tree_pss_mb()
+    pages = []
+    for _ in range(sessions):
+        context = await browser.new_context(viewport={"width": 1280, "height": 720})
+        page = await context.new_page()
+        await page.goto(f"{base_url}/playground/")
+        pages.append(page)
+    latencies: list[float] = []
+
+    async def observe(page) -> None:
+        await page.evaluate(_AXTREE_JS, 400)
+        if image_format == "jpeg":
+            await page.screenshot(type="jpeg", quality=80)
+        else:
+            await page.screenshot(type="png")
+
+    async def run(page) -> None:
+        for i in range(steps):
+            t = time.perf_counter()
+            match i % 4:
+                case 0:
+                    await page.fill("#name", "Ada")
+                case 1:
+                    await page.mouse.move(640, 360)
+                    await page.mouse.wheel(0, 300)
+                case 2:
+                    await page.mouse.move(640, 360)
+                    await page.mouse.wheel(0, -300)
+                case 3:
+                    await page.hover("#plan")
+            await observe(page)
+            latencies.append(time.perf_counter() - t)
+            progress.advance(task_id)
+
+    start = time.perf_counter()
+    await asyncio.gather(*(run(p) for p in pages))
+    seconds = time.perf_counter() - start
+    mem1 = tree_pss_mb()
+    for page in pages:
+        await page.context.close()
+    return BenchResult("raw", sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+
+
+async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "") -> int:
+    from playwright.async_api import async_playwright
+
+    from halo.client.env import EnvClient
+    from halo.env.browsers import CHROMIUM_ARGS, find_chromium
+    from halo.runtime.local import LocalStack
+
+    results: list[BenchResult] = []
+    async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1}) as stack:
+        async with EnvClient(stack.env_target) as env, async_playwright() as pw:
+            browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+            with Progress(console=console, transient=True) as progress:
+                # warm both paths up (first page loads, JIT, caches) before measuring
+                warm = progress.add_task("warm-up", total=8)
+                await _service_level(env, 1, 4, image_format, progress, warm)
+                await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
+                for n in levels:
+                    task = progress.add_task(f"{n} session(s): service", total=n * steps)
+                    results.append(await _service_level(env, n, steps, image_format, progress, task))
+                    task = progress.add_task(f"{n} session(s): raw Playwright", total=n * steps)
+                    results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
+            await browser.close()
+
+    table = Table(title=f"halo bench env ({steps} steps/session, {image_format} screenshots + AXTree every step)")
+    for col in ("sessions", "mode", "steps/s", "p50 ms", "p95 ms", "PSS/session MB", "service/raw"):
+        table.add_column(col, justify="right")
+    by_key = {(r.mode, r.sessions): r for r in results}
+    for n in levels:
+        svc, raw = by_key[("service", n)], by_key[("raw", n)]
+        ratio = svc.steps_per_s / raw.steps_per_s
+        for r in (svc, raw):
+            table.add_row(str(n), r.mode, f"{r.steps_per_s:.1f}", f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
+                          f"{r.pss_per_session_mb:.0f}", f"{ratio:.2f}" if r is svc else "")
+    console.print(table)
+    if json_path:
+        Path(json_path).write_text(json.dumps([asdict(r) | {"steps_per_s": r.steps_per_s} for r in results], indent=2))
+    return 0

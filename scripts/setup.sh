@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Set up HALO on a fresh machine: a Python 3.11 venv with the pinned dependencies, and a Chromium
+# for Playwright (Playwright's own build where it can be downloaded, Debian's `chromium` otherwise).
+# Idempotent: a second run only checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY=${HALO_PYTHON:-}
+if [ -z "$PY" ]; then
+  for candidate in python3.11 python3; do
+    if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))'; then
+      PY=$candidate; break
+    fi
+  done
+fi
+[ -n "$PY" ] || { echo "setup: Python 3.11 is required (set HALO_PYTHON)" >&2; exit 1; }
+
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv with $PY"
+  "$PY" -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+fi
+
+stamp=.venv/.halo-installed
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ]; then
+  echo "setup: installing pinned dependencies (pip install -e '.[test]')"
+  .venv/bin/pip install -q -e '.[test]'
+  touch "$stamp"
+fi
+
+have_playwright_chromium() {
+  .venv/bin/python - <<'PY'
+import os, sys
+root = os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or os.path.expanduser("~/.cache/ms-playwright")
+sys.exit(0 if os.path.isdir(root) and any(n.startswith("chromium") for n in os.listdir(root)) else 1)
+PY
+}
+
+if have_playwright_chromium || command -v chromium >/dev/null; then
+  :
+elif timeout 180 .venv/bin/python -m playwright install chromium >/dev/null 2>&1; then
+  echo "setup: installed Playwright's Chromium"
+elif command -v apt-get >/dev/null; then
+  echo "setup: Playwright's Chromium cannot be downloaded here; installing Debian's chromium"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+else
+  echo "setup: no Chromium available: install one and set HALO_CHROMIUM=/path/to/chrome" >&2
+  exit 1
+fi
+echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'))"
