@@ -3,6 +3,8 @@
     halo demo                      drive a session on the local playground through the env service
     halo serve env|sites [flags]   run one service (flags: `halo serve env --help`)
     halo tasks list [--site S]     the task registry
+    halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
+    halo sites shots               screenshots of each replica's main pages
     halo bench env                 env service vs raw Playwright throughput
     halo protos [--check]          regenerate (or check) the gRPC stubs
 """
@@ -67,6 +69,15 @@ def main(argv: list[str] | None = None) -> int:
     tl.add_argument("--suite", default="", choices=["", "real-v2", "halo"])
     tl.add_argument("--replica-only", action="store_true")
 
+    tv = tasks_sub.add_parser("verify", help="run each replica task's oracle, no-op and wrong attempt, scored by agisdk")
+    tv.add_argument("--site", default="", help="only this site (all replica sites when empty)")
+
+    sites = sub.add_parser("sites", help="site replicas")
+    sites_sub = sites.add_subparsers(dest="sites_command", required=True)
+    shots = sites_sub.add_parser("shots", help="PNG screenshots of each replica's main pages")
+    shots.add_argument("--out", default="docs/shots")
+    shots.add_argument("--site", action="append", default=[], help="only these sites")
+
     bench = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     be = bench_sub.add_parser("env", help="env service vs raw Playwright on the playground")
@@ -83,8 +94,20 @@ def main(argv: list[str] | None = None) -> int:
         from halo.demo import run_demo
 
         return asyncio.run(run_demo(args.task, args.out))
+    if args.command == "tasks" and args.tasks_command == "verify":
+        from halo.tasks_verify import run_verify
+
+        return asyncio.run(run_verify(args.site))
     if args.command == "tasks":
         return _tasks(args)
+    if args.command == "sites":
+        from pathlib import Path
+
+        from halo.sites.shots import render_shots
+
+        for path in asyncio.run(render_shots(Path(args.out), args.site or None)):
+            print(path)
+        return 0
     if args.command == "bench":
         from halo.bench.env import run_env_bench
 

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Union
+from typing import Any, Protocol, Union
 
 from halo.agent import actions as A
 
 
 class ElementLike(Protocol):
+    """What oracles need of an element: halo.v1.Element satisfies it."""
+
     bid: str
     role: str
     name: str
+    bbox: Any
 
 
 @dataclass(frozen=True)
@@ -78,13 +81,26 @@ class ScrollBy:
 
 
 @dataclass(frozen=True)
+class DragTo:
+    """Drag one element onto another (mouse down at its centre, move, release at the target's centre)."""
+
+    source: Target
+    target: Target
+
+
+@dataclass(frozen=True)
 class Say:
     """Send the final message to the user (ends the episode)."""
 
     text: str
 
 
-OracleStep = Union[Click, FillIn, Choose, Press, ScrollBy, Say]
+OracleStep = Union[Click, FillIn, Choose, Press, ScrollBy, DragTo, Say]
+
+
+def _centre(el: ElementLike) -> A.Point:
+    box = el.bbox  # proto Element (halo.v1.Element.bbox)
+    return A.Point(box.x + box.width / 2, box.y + box.height / 2)
 
 
 def resolve(step: OracleStep, elements: Sequence[ElementLike]) -> list[A.Action]:
@@ -101,6 +117,8 @@ def resolve(step: OracleStep, elements: Sequence[ElementLike]) -> list[A.Action]
             return [A.KeyPress(keys)]
         case ScrollBy(delta_y=dy):
             return [A.Scroll(0, dy)]
+        case DragTo(source=source, target=target):
+            return [A.Drag(_centre(source.find(elements)), _centre(target.find(elements)))]
         case Say(text=text):
             return [A.SendMessage(text)]
     raise TypeError(f"not an oracle step: {step!r}")

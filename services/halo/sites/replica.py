@@ -33,6 +33,8 @@ class Replica(abc.ABC):
     oracles: dict[str, list[OracleStep]] = {}
     #: task id -> a plausible but wrong attempt (wrong product, wrong recipient) that must score 0
     wrong_attempts: dict[str, list[OracleStep]] = {}
+    #: (name, path) of the main pages, rendered by `halo sites shots`
+    showcase_pages: list[tuple[str, str]] = [("home", "/")]
 
     def __init__(self, store: SessionStore) -> None:
         self.store = store

@@ -79,3 +79,14 @@ async def verify_task(env: EnvClient, task: TaskSpec) -> VerifyRow:
         noop=await run_attempt(env, task, [], "noop"),
         wrong=await run_attempt(env, task, wrong, "wrong") if wrong is not None else None,
     )
+
+
+async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=None) -> list[VerifyRow]:
+    """Verify each replica task in turn; `on_row(row)` is called as each one finishes (progress)."""
+    rows = []
+    for task in tasks:
+        row = await verify_task(env, task)
+        rows.append(row)
+        if on_row is not None:
+            on_row(row)
+    return rows

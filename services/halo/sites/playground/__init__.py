@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from halo.sites.oracle import Choose, Click, FillIn, Target
+from halo.sites.oracle import Choose, Click, DragTo, FillIn, Target
 from halo.sites.replica import Replica
 
 TASKS_FILE = Path(__file__).parent / "tasks.json"
@@ -32,16 +32,19 @@ class Playground(Replica):
     site_id = "playground"
     title = "HALO Playground"
     task_ids = frozenset(t["id"] for t in load_tasks())
+    showcase_pages = [("home", "/"), ("page2", "/page2")]
     oracles = {
         "playground-signup": [Click(Target("button", "Sign up"))],
         "playground-name": [FillIn(Target("textbox", "Name"), "Ada Lovelace"), Click(Target("button", "Save"))],
         "playground-plan": [Choose(Target("combobox", "Plan"), ("pro",)), Click(Target("button", "Apply plan"))],
         "playground-finish": [Click(Target("link", "Go to page 2")), Click(Target("button", "Finish"))],
+        "playground-drag": [DragTo(Target("text", "Card"), Target("text", "Drop here"))],
     }
     wrong_attempts = {
         "playground-name": [FillIn(Target("textbox", "Name"), "Ada Byron"), Click(Target("button", "Save"))],
         "playground-plan": [Choose(Target("combobox", "Plan"), ("plus",)), Click(Target("button", "Apply plan"))],
         "playground-finish": [Click(Target("link", "Go to page 2"))],
+        "playground-drag": [DragTo(Target("text", "Card"), Target("heading", "Board"))],
     }
 
     def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:

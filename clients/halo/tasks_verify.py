@@ -1,0 +1,44 @@
+"""`halo tasks verify`: a table per replica task — oracle, no-op and wrong attempt, scored by agisdk."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+console = Console()
+
+
+def _cell(attempt) -> str:
+    if attempt is None:
+        return "-"
+    return f"[green]{attempt.score:.0f}[/green]" if attempt.kind == "oracle" and attempt.score == 1 or attempt.kind != "oracle" and attempt.score == 0 else f"[red]{attempt.score:.0f}[/red]"
+
+
+async def run_verify(site: str = "") -> int:
+    from halo.client.env import EnvClient
+    from halo.env.tasks import default_registry
+    from halo.runtime.local import LocalStack
+    from halo.sites.verify import verify_site_tasks
+
+    tasks = default_registry().list(site=site, replica_only=True)
+    if not tasks:
+        console.print(f"[red]no replica tasks{' for site ' + site if site else ''}[/red]")
+        return 2
+    async with LocalStack(env_overrides={"pool_size": 4}) as stack:
+        async with EnvClient(stack.env_target) as env:
+            with Progress(console=console, transient=True) as progress:
+                bar = progress.add_task("verifying", total=len(tasks))
+                rows = await verify_site_tasks(env, tasks, on_row=lambda _row: progress.advance(bar))
+    table = Table(title="replica tasks: oracle must score 1, no-op and wrong attempt 0 (agisdk's evaluator)")
+    table.add_column("task", no_wrap=True)
+    for col in ("site", "replica", "oracle", "no-op", "wrong", "ok", "notes"):
+        table.add_column(col)
+    for row in rows:
+        notes = "; ".join(row.oracle.errors[:2]) if row.oracle and row.oracle.errors else row.task.notes
+        table.add_row(row.task.id, row.task.site, "yes", _cell(row.oracle), _cell(row.noop), _cell(row.wrong),
+                      "[green]yes[/green]" if row.ok else "[red]NO[/red]", notes)
+    console.print(table)
+    passed = sum(r.ok for r in rows)
+    console.print(f"{passed}/{len(rows)} tasks verified")
+    return 0 if passed == len(rows) else 1
