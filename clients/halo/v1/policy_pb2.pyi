@@ -25,6 +25,15 @@ class BackendKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     BACKEND_KIND_OPENAI_COMPATIBLE: _ClassVar[BackendKind]
     BACKEND_KIND_TINKER: _ClassVar[BackendKind]
     BACKEND_KIND_EMBEDDED: _ClassVar[BackendKind]
+
+class ParseErrorKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    PARSE_ERROR_KIND_UNSPECIFIED: _ClassVar[ParseErrorKind]
+    PARSE_ERROR_KIND_EMPTY: _ClassVar[ParseErrorKind]
+    PARSE_ERROR_KIND_NO_ACTION: _ClassVar[ParseErrorKind]
+    PARSE_ERROR_KIND_MALFORMED: _ClassVar[ParseErrorKind]
+    PARSE_ERROR_KIND_UNKNOWN_ACTION: _ClassVar[ParseErrorKind]
+    PARSE_ERROR_KIND_BAD_ARGUMENTS: _ClassVar[ParseErrorKind]
 ACTION_FORMAT_UNSPECIFIED: ActionFormat
 ACTION_FORMAT_QWEN_COMPUTER_USE: ActionFormat
 ACTION_FORMAT_JSON: ActionFormat
@@ -34,6 +43,12 @@ BACKEND_KIND_VLLM: BackendKind
 BACKEND_KIND_OPENAI_COMPATIBLE: BackendKind
 BACKEND_KIND_TINKER: BackendKind
 BACKEND_KIND_EMBEDDED: BackendKind
+PARSE_ERROR_KIND_UNSPECIFIED: ParseErrorKind
+PARSE_ERROR_KIND_EMPTY: ParseErrorKind
+PARSE_ERROR_KIND_NO_ACTION: ParseErrorKind
+PARSE_ERROR_KIND_MALFORMED: ParseErrorKind
+PARSE_ERROR_KIND_UNKNOWN_ACTION: ParseErrorKind
+PARSE_ERROR_KIND_BAD_ARGUMENTS: ParseErrorKind
 
 class HistoryStep(_message.Message):
     __slots__ = ("action", "error")
@@ -42,6 +57,18 @@ class HistoryStep(_message.Message):
     action: _common_pb2.Action
     error: str
     def __init__(self, action: _Optional[_Union[_common_pb2.Action, _Mapping]] = ..., error: _Optional[str] = ...) -> None: ...
+
+class PromptOptions(_message.Message):
+    __slots__ = ("history_steps", "max_axtree_chars", "skip_axtree", "skip_screenshot")
+    HISTORY_STEPS_FIELD_NUMBER: _ClassVar[int]
+    MAX_AXTREE_CHARS_FIELD_NUMBER: _ClassVar[int]
+    SKIP_AXTREE_FIELD_NUMBER: _ClassVar[int]
+    SKIP_SCREENSHOT_FIELD_NUMBER: _ClassVar[int]
+    history_steps: int
+    max_axtree_chars: int
+    skip_axtree: bool
+    skip_screenshot: bool
+    def __init__(self, history_steps: _Optional[int] = ..., max_axtree_chars: _Optional[int] = ..., skip_axtree: _Optional[bool] = ..., skip_screenshot: _Optional[bool] = ...) -> None: ...
 
 class PolicyInput(_message.Message):
     __slots__ = ("goal", "observation", "history")
@@ -54,7 +81,7 @@ class PolicyInput(_message.Message):
     def __init__(self, goal: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., history: _Optional[_Iterable[_Union[HistoryStep, _Mapping]]] = ...) -> None: ...
 
 class SampleRequest(_message.Message):
-    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format")
+    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format", "prompt")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     ADAPTER_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +92,7 @@ class SampleRequest(_message.Message):
     SEED_FIELD_NUMBER: _ClassVar[int]
     LOGPROBS_FIELD_NUMBER: _ClassVar[int]
     ACTION_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    PROMPT_FIELD_NUMBER: _ClassVar[int]
     model: str
     adapter: str
     input: PolicyInput
@@ -75,10 +103,11 @@ class SampleRequest(_message.Message):
     seed: int
     logprobs: bool
     action_format: ActionFormat
-    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ...) -> None: ...
+    prompt: PromptOptions
+    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ..., prompt: _Optional[_Union[PromptOptions, _Mapping]] = ...) -> None: ...
 
 class Candidate(_message.Message):
-    __slots__ = ("text", "action", "valid", "parse_error", "repaired", "token_ids", "logprobs", "finish_reason")
+    __slots__ = ("text", "action", "valid", "parse_error", "repaired", "token_ids", "logprobs", "finish_reason", "parse_error_kind", "parsed_format")
     TEXT_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     VALID_FIELD_NUMBER: _ClassVar[int]
@@ -87,6 +116,8 @@ class Candidate(_message.Message):
     TOKEN_IDS_FIELD_NUMBER: _ClassVar[int]
     LOGPROBS_FIELD_NUMBER: _ClassVar[int]
     FINISH_REASON_FIELD_NUMBER: _ClassVar[int]
+    PARSE_ERROR_KIND_FIELD_NUMBER: _ClassVar[int]
+    PARSED_FORMAT_FIELD_NUMBER: _ClassVar[int]
     text: str
     action: _common_pb2.Action
     valid: bool
@@ -95,7 +126,9 @@ class Candidate(_message.Message):
     token_ids: _containers.RepeatedScalarFieldContainer[int]
     logprobs: _containers.RepeatedScalarFieldContainer[float]
     finish_reason: str
-    def __init__(self, text: _Optional[str] = ..., action: _Optional[_Union[_common_pb2.Action, _Mapping]] = ..., valid: _Optional[bool] = ..., parse_error: _Optional[str] = ..., repaired: _Optional[bool] = ..., token_ids: _Optional[_Iterable[int]] = ..., logprobs: _Optional[_Iterable[float]] = ..., finish_reason: _Optional[str] = ...) -> None: ...
+    parse_error_kind: ParseErrorKind
+    parsed_format: ActionFormat
+    def __init__(self, text: _Optional[str] = ..., action: _Optional[_Union[_common_pb2.Action, _Mapping]] = ..., valid: _Optional[bool] = ..., parse_error: _Optional[str] = ..., repaired: _Optional[bool] = ..., token_ids: _Optional[_Iterable[int]] = ..., logprobs: _Optional[_Iterable[float]] = ..., finish_reason: _Optional[str] = ..., parse_error_kind: _Optional[_Union[ParseErrorKind, str]] = ..., parsed_format: _Optional[_Union[ActionFormat, str]] = ...) -> None: ...
 
 class Usage(_message.Message):
     __slots__ = ("prompt_tokens", "completion_tokens")
@@ -106,7 +139,7 @@ class Usage(_message.Message):
     def __init__(self, prompt_tokens: _Optional[int] = ..., completion_tokens: _Optional[int] = ...) -> None: ...
 
 class SampleResponse(_message.Message):
-    __slots__ = ("candidates", "model", "backend", "adapter", "usage", "latency", "prompt_token_ids")
+    __slots__ = ("candidates", "model", "backend", "adapter", "usage", "latency", "prompt_token_ids", "adapter_version")
     CANDIDATES_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
@@ -114,6 +147,7 @@ class SampleResponse(_message.Message):
     USAGE_FIELD_NUMBER: _ClassVar[int]
     LATENCY_FIELD_NUMBER: _ClassVar[int]
     PROMPT_TOKEN_IDS_FIELD_NUMBER: _ClassVar[int]
+    ADAPTER_VERSION_FIELD_NUMBER: _ClassVar[int]
     candidates: _containers.RepeatedCompositeFieldContainer[Candidate]
     model: str
     backend: BackendKind
@@ -121,7 +155,8 @@ class SampleResponse(_message.Message):
     usage: Usage
     latency: _duration_pb2.Duration
     prompt_token_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, candidates: _Optional[_Iterable[_Union[Candidate, _Mapping]]] = ..., model: _Optional[str] = ..., backend: _Optional[_Union[BackendKind, str]] = ..., adapter: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., latency: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., prompt_token_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    adapter_version: int
+    def __init__(self, candidates: _Optional[_Iterable[_Union[Candidate, _Mapping]]] = ..., model: _Optional[str] = ..., backend: _Optional[_Union[BackendKind, str]] = ..., adapter: _Optional[str] = ..., usage: _Optional[_Union[Usage, _Mapping]] = ..., latency: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., prompt_token_ids: _Optional[_Iterable[int]] = ..., adapter_version: _Optional[int] = ...) -> None: ...
 
 class CritiqueRequest(_message.Message):
     __slots__ = ("model", "input", "candidates")
@@ -134,14 +169,16 @@ class CritiqueRequest(_message.Message):
     def __init__(self, model: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., candidates: _Optional[_Iterable[_Union[_common_pb2.Action, _Mapping]]] = ...) -> None: ...
 
 class CritiqueResponse(_message.Message):
-    __slots__ = ("scores", "rationale", "model")
+    __slots__ = ("scores", "rationale", "model", "parsed")
     SCORES_FIELD_NUMBER: _ClassVar[int]
     RATIONALE_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    PARSED_FIELD_NUMBER: _ClassVar[int]
     scores: _containers.RepeatedScalarFieldContainer[float]
     rationale: str
     model: str
-    def __init__(self, scores: _Optional[_Iterable[float]] = ..., rationale: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+    parsed: bool
+    def __init__(self, scores: _Optional[_Iterable[float]] = ..., rationale: _Optional[str] = ..., model: _Optional[str] = ..., parsed: _Optional[bool] = ...) -> None: ...
 
 class JudgeRequest(_message.Message):
     __slots__ = ("model", "answer", "rubric", "question")
@@ -156,16 +193,18 @@ class JudgeRequest(_message.Message):
     def __init__(self, model: _Optional[str] = ..., answer: _Optional[str] = ..., rubric: _Optional[str] = ..., question: _Optional[str] = ...) -> None: ...
 
 class JudgeResponse(_message.Message):
-    __slots__ = ("passed", "score", "rationale", "model")
+    __slots__ = ("passed", "score", "rationale", "model", "parsed")
     PASSED_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     RATIONALE_FIELD_NUMBER: _ClassVar[int]
     MODEL_FIELD_NUMBER: _ClassVar[int]
+    PARSED_FIELD_NUMBER: _ClassVar[int]
     passed: bool
     score: float
     rationale: str
     model: str
-    def __init__(self, passed: _Optional[bool] = ..., score: _Optional[float] = ..., rationale: _Optional[str] = ..., model: _Optional[str] = ...) -> None: ...
+    parsed: bool
+    def __init__(self, passed: _Optional[bool] = ..., score: _Optional[float] = ..., rationale: _Optional[str] = ..., model: _Optional[str] = ..., parsed: _Optional[bool] = ...) -> None: ...
 
 class LoadAdapterRequest(_message.Message):
     __slots__ = ("model", "name", "path", "weights", "make_default")
@@ -208,7 +247,7 @@ class ListModelsRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ModelRoute(_message.Message):
-    __slots__ = ("name", "backend", "base_model", "endpoint", "adapters", "default_action_format", "max_concurrency", "healthy")
+    __slots__ = ("name", "backend", "base_model", "endpoint", "adapters", "default_action_format", "max_concurrency", "healthy", "default_adapter")
     NAME_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
     BASE_MODEL_FIELD_NUMBER: _ClassVar[int]
@@ -217,6 +256,7 @@ class ModelRoute(_message.Message):
     DEFAULT_ACTION_FORMAT_FIELD_NUMBER: _ClassVar[int]
     MAX_CONCURRENCY_FIELD_NUMBER: _ClassVar[int]
     HEALTHY_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_ADAPTER_FIELD_NUMBER: _ClassVar[int]
     name: str
     backend: BackendKind
     base_model: str
@@ -225,7 +265,8 @@ class ModelRoute(_message.Message):
     default_action_format: ActionFormat
     max_concurrency: int
     healthy: bool
-    def __init__(self, name: _Optional[str] = ..., backend: _Optional[_Union[BackendKind, str]] = ..., base_model: _Optional[str] = ..., endpoint: _Optional[str] = ..., adapters: _Optional[_Iterable[str]] = ..., default_action_format: _Optional[_Union[ActionFormat, str]] = ..., max_concurrency: _Optional[int] = ..., healthy: _Optional[bool] = ...) -> None: ...
+    default_adapter: str
+    def __init__(self, name: _Optional[str] = ..., backend: _Optional[_Union[BackendKind, str]] = ..., base_model: _Optional[str] = ..., endpoint: _Optional[str] = ..., adapters: _Optional[_Iterable[str]] = ..., default_action_format: _Optional[_Union[ActionFormat, str]] = ..., max_concurrency: _Optional[int] = ..., healthy: _Optional[bool] = ..., default_adapter: _Optional[str] = ...) -> None: ...
 
 class ListModelsResponse(_message.Message):
     __slots__ = ("models",)
