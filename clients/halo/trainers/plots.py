@@ -1,0 +1,36 @@
+"""Reward and success curves of a run, as one PNG (written at the end of `halo train`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "") -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on servers and CI
+    import matplotlib.pyplot as plt
+
+    steps = [r["step"] for r in rows]
+    fig, (ax_reward, ax_success) = plt.subplots(1, 2, figsize=(11, 4))
+    ax_reward.plot(steps, [r.get("mean_reward", 0.0) for r in rows], marker="o", label="mean episode reward")
+    ax_reward.set_xlabel("training step")
+    ax_reward.set_ylabel("reward")
+    ax_reward.grid(alpha=0.3)
+    ax_reward.legend()
+    ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate")
+    if any("eval_success_rate" in r for r in rows):
+        ev = [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]
+        ax_success.plot([s for s, _ in ev], [v for _, v in ev], marker="s", color="tab:purple", label="held-out eval (greedy)")
+    ax_success.set_ylim(-0.05, 1.05)
+    ax_success.set_xlabel("training step")
+    ax_success.set_ylabel("success rate")
+    ax_success.grid(alpha=0.3)
+    ax_success.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out

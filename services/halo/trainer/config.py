@@ -1,0 +1,20 @@
+"""Trainer service settings (flags or HALO_TRAINER_* env vars)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from halo.runtime.settings import ServiceSettings
+
+
+class TrainerSettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_prefix="HALO_TRAINER_", extra="forbid", cli_kebab_case=True)
+
+    port: int = Field(50055, description="gRPC port (0 picks a free one)")
+    runs_dir: str = Field("runs", description="folder holding every run (specs, events, metrics, checkpoints)")
+    env_target: str = Field("127.0.0.1:50051", description="env service host:port")
+    reward_target: str = Field("127.0.0.1:50052", description="reward service host:port")
+    gateway_target: str = Field("127.0.0.1:50053", description="policy gateway host:port")
+    service_token: str = Field("", description="bearer token for calls to the other services")
+    auto_resume: bool = Field(True, description="resume runs that were active when the service last stopped")

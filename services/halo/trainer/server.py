@@ -1,0 +1,112 @@
+"""gRPC glue of the trainer service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from halo.errors import InvalidArgument, translate_errors
+from halo.runtime.server import ServiceSpec
+from halo.trainer.config import TrainerSettings
+from halo.trainer.jobs import JobManager, TrainerResolver
+from halo.trainer.store import CheckpointRecord, RunRecord, RunState
+from halo.trainers.context import ServiceTargets
+from halo.trainers.registry import resolve_trainer
+from halo.trainers.spec import KINDS, RunSpec
+from halo.v1 import trainer_pb2 as pb
+from halo.v1 import trainer_pb2_grpc as rpc
+
+_STATES = {
+    RunState.PENDING: pb.RUN_STATE_PENDING, RunState.RUNNING: pb.RUN_STATE_RUNNING,
+    RunState.STOPPING: pb.RUN_STATE_STOPPING, RunState.STOPPED: pb.RUN_STATE_STOPPED,
+    RunState.SUCCEEDED: pb.RUN_STATE_SUCCEEDED, RunState.FAILED: pb.RUN_STATE_FAILED,
+    RunState.INTERRUPTED: pb.RUN_STATE_INTERRUPTED,
+}
+
+
+def _ts(seconds: float) -> Timestamp:
+    ts = Timestamp()
+    ts.FromNanoseconds(int(seconds * 1e9))
+    return ts
+
+
+def run_to_proto(r: RunRecord) -> pb.Run:
+    return pb.Run(
+        run_id=r.run_id, spec=r.spec.to_proto(), state=_STATES[r.state], step=r.step,
+        created_at=_ts(r.created_at), updated_at=_ts(r.updated_at), last_metrics=r.last_metrics,
+        error=r.error, last_checkpoint_id=r.last_checkpoint_id, output_dir=r.output_dir,
+    )
+
+
+def checkpoint_to_proto(c: CheckpointRecord) -> pb.Checkpoint:
+    return pb.Checkpoint(
+        checkpoint_id=c.checkpoint_id, run_id=c.run_id, step=c.step, path=c.path,
+        created_at=_ts(c.created_at), metrics=c.metrics,
+    )
+
+
+def event_to_proto(run_id: str, e: dict) -> pb.RunEvent:
+    msg = pb.RunEvent(run_id=run_id, sequence=e["sequence"], time=_ts(e["time"]))
+    if e["type"] == "metrics":
+        msg.metrics.CopyFrom(pb.StepMetrics(step=e["step"], values=e["values"]))
+    elif e["type"] == "state":
+        msg.state_change.CopyFrom(pb.StateChange(state=_STATES[RunState(e["state"])], message=e["message"]))
+    elif e["type"] == "checkpoint":
+        msg.checkpoint.CopyFrom(pb.Checkpoint(
+            checkpoint_id=e["checkpoint_id"], run_id=run_id, step=e["step"], path=e["path"],
+            created_at=_ts(e["time"]), metrics=e.get("metrics", {}),
+        ))
+    else:
+        msg.log.CopyFrom(pb.LogLine(level=e.get("level", "info"), message=e.get("message", "")))
+    return msg
+
+
+class TrainerServicer(rpc.TrainerServiceServicer):
+    def __init__(self, jobs: JobManager) -> None:
+        self.jobs = jobs
+
+    @translate_errors
+    async def StartRun(self, request, context):
+        return run_to_proto(await self.jobs.start_run(RunSpec.from_proto(request.spec)))
+
+    @translate_errors
+    async def GetRun(self, request, context):
+        return run_to_proto(self.jobs.get(request.run_id))
+
+    @translate_errors
+    async def ListRuns(self, request, context):
+        kind = next((k for k, v in KINDS.items() if v == request.kind), "")
+        return pb.ListRunsResponse(runs=[run_to_proto(r) for r in self.jobs.list(kind, request.limit)])
+
+    @translate_errors
+    async def StopRun(self, request, context):
+        return run_to_proto(await self.jobs.stop(request.run_id))
+
+    @translate_errors
+    async def ResumeRun(self, request, context):
+        return run_to_proto(await self.jobs.resume(request.run_id))
+
+    @translate_errors
+    async def WatchRun(self, request, context):
+        if not request.run_id:
+            raise InvalidArgument("run_id is required")
+        async for event in self.jobs.watch(request.run_id, request.after_sequence):
+            yield event_to_proto(request.run_id, event)
+
+    @translate_errors
+    async def ListCheckpoints(self, request, context):
+        return pb.ListCheckpointsResponse(checkpoints=[checkpoint_to_proto(c) for c in self.jobs.checkpoints(request.run_id)])
+
+
+def build_service(settings: TrainerSettings, resolver: TrainerResolver = resolve_trainer) -> ServiceSpec:
+    targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target, settings.service_token)
+    jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)
+    return ServiceSpec(
+        name="trainer",
+        grpc_service_names=[pb.DESCRIPTOR.services_by_name["TrainerService"].full_name],
+        register=lambda server: rpc.add_TrainerServiceServicer_to_server(TrainerServicer(jobs), server),
+        on_start=jobs.start,
+        on_stop=jobs.close,
+        core=jobs,
+    )
