@@ -1,7 +1,7 @@
 """`halo` command line.
 
     halo demo                      drive a session on the local playground through the env service
-    halo serve env|sites [flags]   run one service (flags: `halo serve env --help`)
+    halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
     halo tasks list [--site S]     the task registry
     halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
     halo sites shots               screenshots of each replica's main pages
@@ -16,9 +16,25 @@ import asyncio
 import sys
 
 
+# gRPC services: name -> (settings class, ServiceSpec factory), imported lazily. Add new services here.
+GRPC_SERVICES: dict[str, tuple[str, str]] = {
+    "env": ("halo.env.config:EnvSettings", "halo.env.server:build_service"),
+    "reward": ("halo.reward.config:RewardSettings", "halo.reward.server:build_service"),
+    "trainer": ("halo.trainer.config:TrainerSettings", "halo.trainer.server:build_service"),
+}
+
+
+def _load(ref: str):
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
 def _serve(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("env", "sites"):
-        print("usage: halo serve {env,sites} [--flag value ...]   (halo serve env --help)", file=sys.stderr)
+    names = ["sites", *GRPC_SERVICES]
+    if not argv or argv[0] not in names:
+        print(f"usage: halo serve {{{','.join(names)}}} [--flag value ...]   (halo serve env --help)", file=sys.stderr)
         return 2
     name, flags = argv[0], argv[1:]
     if name == "sites":
@@ -26,11 +42,10 @@ def _serve(argv: list[str]) -> int:
 
         run(SitesSettings.from_cli(flags))
         return 0
-    from halo.env.config import EnvSettings
-    from halo.env.server import build_service
     from halo.runtime.server import run
 
-    run(build_service, EnvSettings.from_cli(flags))
+    settings_ref, factory_ref = GRPC_SERVICES[name]
+    run(_load(factory_ref), _load(settings_ref).from_cli(flags))
     return 0
 
 
