@@ -1,25 +1,38 @@
 """Final task evaluation with REAL's own evaluator (agisdk), on a site's /finish state.
 
-REAL v2 tasks are scored by agisdk's eval scripts (run by `WebCloneEvaluator` in a subprocess
-with its 30 s timeout); HALO's own tasks use jmespath evals in the same task-file format.
-A task succeeds when every eval passes (REAL's scoring).
+REAL v2 tasks are scored by agisdk's eval scripts, run by `WebCloneEvaluator` in a subprocess
+with its own 30 s timeout; jmespath evals (HALO's own tasks use them, in the same task-file
+format) go through the same evaluator's `jmespath_verify` + `exact_match`, so a result here is
+exactly agisdk's. LLM-judge evals ask the policy gateway's Judge route (judge.py). A task
+succeeds when every eval passes (REAL's scoring).
+
+`evaluate()` is the synchronous entry point (the sites verify harness uses it; judge evals get an
+error detail there); `evaluate_async()` is the reward service's, with the judge and a thread pool.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from types import SimpleNamespace
+from typing import Any, TypeVar
 
-import jmespath
+from halo.env.tasks import EvalSpec, TaskSpec, agisdk_v2_dir
+from halo.reward.judge import Judge
 
-from halo.env.tasks import EvalSpec, TaskSpec
+T = TypeVar("T")
+
+NO_JUDGE = "llm_judge evals need the reward service's judge route (set --judge-target to the policy gateway)"
 
 
 @dataclass
 class EvalOutcome:
     index: int
-    kind: str
+    kind: str                 # "script" | "jmespath" | "llm_judge"
     passed: bool
     description: str
     output: str = ""
@@ -32,45 +45,102 @@ class Evaluation:
     success: bool
     details: list[EvalOutcome] = field(default_factory=list)
     scorable: bool = True
+    duration_s: float = 0.0
 
     @property
     def score(self) -> float:
         return 1.0 if self.success else 0.0
 
+    @property
+    def errors(self) -> list[str]:
+        return [d.error for d in self.details if d.error]
 
-def _agisdk_evaluator(task: TaskSpec):
+
+@cache
+def agisdk_evaluator():
+    """agisdk's WebCloneEvaluator, looking up eval scripts where a v2 TaskConfig points it."""
     from agisdk.REAL.browsergym.webclones.evaluate import WebCloneEvaluator
-    from agisdk.REAL.browsergym.webclones.task_config import TaskConfig
 
-    return WebCloneEvaluator(task_config=TaskConfig(task.id, "v2"))
-
-
-def _run_script(task: TaskSpec, spec: EvalSpec, index: int, state: dict[str, Any], final_message: str) -> EvalOutcome:
-    passed, info = _agisdk_evaluator(task).execute_eval_script_subprocess(spec.script, state, final_message)
-    return EvalOutcome(
-        index, "script", bool(passed), spec.script, output=str(info.get("output", "") or ""),
-        error=str(info.get("error", "") or info.get("stderr", "") or ""),
-    )
+    return WebCloneEvaluator(task_config=SimpleNamespace(eval_scripts_dir=str(agisdk_v2_dir() / "eval_scripts")))
 
 
-def _run_jmespath(spec: EvalSpec, index: int, state: dict[str, Any]) -> EvalOutcome:
-    try:
-        value = jmespath.search(spec.query, state)
-    except jmespath.exceptions.JMESPathError as exc:
-        return EvalOutcome(index, "jmespath", False, spec.query, error=f"bad query: {exc}")
-    passed = value == spec.expected_value if spec.expected_value is not None else bool(value)
-    return EvalOutcome(index, "jmespath", passed, spec.query, output=json.dumps(value))
+def needs_judge(task: TaskSpec) -> bool:
+    return any(spec.kind == "llm_judge" for spec in task.evals)
+
+
+def run_script(spec: EvalSpec, index: int, state: dict[str, Any], final_message: str) -> EvalOutcome:
+    """One eval script through agisdk (blocking: a subprocess with agisdk's 30 s timeout)."""
+    passed, info = agisdk_evaluator().execute_eval_script_subprocess(spec.script, state, final_message)
+    error = info.get("error") or ""
+    if not error and info.get("return_code") not in (0, None):
+        error = f"exit code {info['return_code']}: {(info.get('stderr') or '').strip()[-500:]}"
+    return EvalOutcome(index, "script", bool(passed), spec.script, output=str(info.get("output") or ""), error=str(error))
+
+
+def run_jmespath(spec: EvalSpec, index: int, state: dict[str, Any]) -> EvalOutcome:
+    """agisdk's jmespath eval: the query's value must equal `expected_value` exactly."""
+    evaluator = agisdk_evaluator()
+    actual, error = evaluator.jmespath_verify(state, spec.query)
+    if error:
+        return EvalOutcome(index, "jmespath", False, spec.query, error=str(error))
+    passed, _info = evaluator.exact_match(actual, spec.expected_value)
+    return EvalOutcome(index, "jmespath", bool(passed), spec.query, output=json.dumps(actual, default=str))
+
+
+async def run_judge(task: TaskSpec, spec: EvalSpec, index: int, final_message: str, judge: Judge | None) -> EvalOutcome:
+    rubric = spec.rubric or spec.description
+    if judge is None:
+        return EvalOutcome(index, "llm_judge", False, rubric, error=NO_JUDGE)
+    verdict = await judge.judge(answer=final_message, rubric=rubric, question=task.goal)
+    output = f"score={verdict.score:.3f} model={verdict.model} {verdict.rationale}".strip()
+    return EvalOutcome(index, "llm_judge", verdict.passed, rubric, output=output)
+
+
+def _unknown(spec: EvalSpec, index: int) -> EvalOutcome:
+    return EvalOutcome(index, spec.kind or "unknown", False, spec.description, error=f"unknown eval type {spec.kind!r}")
+
+
+def _finish(task: TaskSpec, details: list[EvalOutcome], started: float) -> Evaluation:
+    details.sort(key=lambda d: d.index)
+    success = bool(details) and all(d.passed for d in details) and task.scorable
+    return Evaluation(task.id, success, details, task.scorable, time.perf_counter() - started)
 
 
 def evaluate(task: TaskSpec, state: dict[str, Any], final_message: str = "") -> Evaluation:
-    """Score one attempt. LLM-judge evals are the reward service's (they need the gateway)."""
+    """Score one attempt, synchronously. LLM-judge evals get an error detail (they need the gateway)."""
+    started = time.perf_counter()
     details: list[EvalOutcome] = []
     for index, spec in enumerate(task.evals):
         if spec.kind == "script":
-            details.append(_run_script(task, spec, index, state, final_message))
+            details.append(run_script(spec, index, state, final_message))
         elif spec.kind == "jmespath":
-            details.append(_run_jmespath(spec, index, state))
+            details.append(run_jmespath(spec, index, state))
+        elif spec.kind == "llm_judge":
+            details.append(EvalOutcome(index, "llm_judge", False, spec.rubric or spec.description, error=NO_JUDGE))
         else:
-            details.append(EvalOutcome(index, spec.kind, False, spec.description, error=f"{spec.kind} evals need the reward service's judge route"))
-    success = bool(details) and all(d.passed for d in details) and task.scorable
-    return Evaluation(task.id, success, details, task.scorable)
+            details.append(_unknown(spec, index))
+    return _finish(task, details, started)
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    return await asyncio.to_thread(fn)
+
+
+async def evaluate_async(
+    task: TaskSpec, state: dict[str, Any], final_message: str = "", judge: Judge | None = None,
+    run_blocking: Callable[[Callable[[], T]], Awaitable[T]] = _in_thread,
+) -> Evaluation:
+    """Score one attempt without blocking the event loop: scripts in threads, evals concurrently."""
+    started = time.perf_counter()
+
+    async def one(index: int, spec: EvalSpec) -> EvalOutcome:
+        if spec.kind == "script":
+            return await run_blocking(lambda: run_script(spec, index, state, final_message))
+        if spec.kind == "jmespath":
+            return run_jmespath(spec, index, state)
+        if spec.kind == "llm_judge":
+            return await run_judge(task, spec, index, final_message, judge)
+        return _unknown(spec, index)
+
+    details = list(await asyncio.gather(*(one(i, s) for i, s in enumerate(task.evals))))
+    return _finish(task, details, started)

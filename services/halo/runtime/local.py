@@ -16,8 +16,11 @@ from halo.sites.server import BackgroundSitesServer, SitesSettings
 @dataclass
 class LocalStack:
     env_overrides: dict[str, Any] = field(default_factory=dict)
+    with_reward: bool = False                      # also start the reward service (stack.reward_target)
+    reward_overrides: dict[str, Any] = field(default_factory=dict)   # RewardSettings fields
     sites: BackgroundSitesServer | None = None
     env: RunningService | None = None
+    reward: RunningService | None = None
 
     async def __aenter__(self) -> "LocalStack":
         from halo.env.config import EnvSettings
@@ -27,10 +30,24 @@ class LocalStack:
         settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites.url, **self.env_overrides})
         try:
             self.env = await start_service(build_service(settings), settings)
+            if self.with_reward:
+                await self._start_reward()
         except BaseException:
-            self.sites.stop()
+            await self.__aexit__()
             raise
         return self
+
+    async def _start_reward(self) -> None:
+        from halo.reward.config import RewardSettings
+        from halo.reward.server import build_service as build_reward
+
+        settings = RewardSettings(**{"port": 0, "metrics_port": 0, **self.reward_overrides})
+        self.reward = await start_service(build_reward(settings), settings)
+
+    @property
+    def reward_target(self) -> str:
+        assert self.reward is not None, "LocalStack(with_reward=True) starts the reward service"
+        return self.reward.target
 
     @property
     def env_target(self) -> str:
@@ -43,6 +60,8 @@ class LocalStack:
         return self.env.spec.core
 
     async def __aexit__(self, *exc: object) -> None:
+        if self.reward is not None:
+            await self.reward.stop(grace=1.0)
         if self.env is not None:
             await self.env.stop(grace=1.0)
         if self.sites is not None:

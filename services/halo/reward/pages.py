@@ -1,0 +1,158 @@
+"""What the reward core knows about a page, and what counts as "the same state".
+
+Two keys per page:
+
+* `state_key` (novelty, cycles): canonical URL + a digest of the page's *content*: each element's
+  depth, role and name with digits masked, and the value of discrete controls (checkbox, select,
+  radio). Left out on purpose, so they cannot be farmed for novelty: scroll position (which
+  elements are on screen), focus, bids, free-text field values (typing "a", "b", "c" is not three
+  new places) and numbers in text (a counter that ticks on every click is not a new page).
+* `view_key` (loop detection): the state key plus what the agent actually sees change: which
+  elements are on screen, focus, field values. Scrolling down a long list three times is three
+  different views, so not a loop; scrolling at the bottom of the page, or down/up/down, is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+#: Roles whose value is a choice among a few options: part of the state. Free-text values are not.
+DISCRETE_VALUE_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox", "option", "menuitemcheckbox", "tab"})
+_DIGITS = re.compile(r"\d+")
+# `  [12] button "Add to Cart" value="x" focused (offscreen)` (observe.ElementInfo.line)
+_AX_LINE = re.compile(r'^(?P<indent> *)\[(?P<bid>[^\]]*)\] (?P<role>\S+)(?P<rest>.*)$')
+_AX_VALUE = re.compile(r' value="(?P<value>.*)"$')
+
+
+@dataclass(frozen=True)
+class PageElement:
+    bid: str
+    role: str
+    name: str = ""
+    value: str = ""
+    focused: bool = False
+    visible: bool = True
+    interactive: bool = False
+    depth: int = 0
+    box: tuple[float, float, float, float] | None = None   # x, y, width, height in CSS pixels
+
+    @property
+    def label(self) -> str:
+        """How milestone `target` regexes see an element: role "name"."""
+        return f'{self.role} "{self.name}"'
+
+    def contains(self, x: float, y: float) -> bool:
+        if self.box is None:
+            return False
+        bx, by, bw, bh = self.box
+        return bx <= x <= bx + bw and by <= y <= by + bh
+
+
+def parse_axtree(text: str) -> list[PageElement]:
+    """Elements from the env's AXTree text (used when the structured elements were not sent)."""
+    out: list[PageElement] = []
+    for line in text.splitlines():
+        m = _AX_LINE.match(line)
+        if not m:
+            continue
+        rest = m["rest"]
+        visible = not rest.endswith(" (offscreen)")
+        rest = rest.removesuffix(" (offscreen)")
+        focused = rest.endswith(" focused")
+        rest = rest.removesuffix(" focused")
+        value = ""
+        vm = _AX_VALUE.search(rest)
+        if vm:
+            value, rest = vm["value"], rest[: vm.start()]
+        name = rest.strip()
+        if len(name) >= 2 and name.startswith('"') and name.endswith('"'):
+            name = name[1:-1]
+        out.append(PageElement(
+            bid=m["bid"], role=m["role"], name=name, value=value, focused=focused, visible=visible,
+            depth=len(m["indent"]) // 2,
+        ))
+    return out
+
+
+def canonical_url(url: str) -> str:
+    """Scheme/host lower-cased, query parameters sorted (their order is not a different page)."""
+    parts = urlsplit(url.strip())
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", query, parts.fragment))
+
+
+def _digest(lines: list[str]) -> str:
+    return hashlib.blake2b("\n".join(lines).encode(), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class PageSnapshot:
+    """One page as the reward core sees it (from a PageState)."""
+
+    url: str = ""
+    title: str = ""
+    axtree: str = ""
+    state: dict[str, Any] | None = None          # the /finish JSON; None when not sent
+    structured: tuple[PageElement, ...] = ()     # elements with boxes, when sent
+
+    @cached_property
+    def elements(self) -> tuple[PageElement, ...]:
+        return self.structured or tuple(parse_axtree(self.axtree))
+
+    @cached_property
+    def state_key(self) -> str:
+        lines = [canonical_url(self.url)]
+        if self.elements:
+            for el in self.elements:
+                value = el.value if el.role in DISCRETE_VALUE_ROLES else ""
+                lines.append(f"{el.depth}|{el.role}|{_DIGITS.sub('#', el.name)}|{value}")
+        else:   # text-less observation: the title is all we have besides the URL
+            lines.append(_DIGITS.sub("#", self.title))
+        return _digest(lines)
+
+    @cached_property
+    def view_key(self) -> str:
+        lines = [self.state_key]
+        lines += [f"{i}|{int(el.visible)}|{int(el.focused)}|{el.value}" for i, el in enumerate(self.elements)]
+        return _digest(lines)
+
+    def element(self, bid: str) -> PageElement | None:
+        for el in self.elements:
+            if el.bid == bid:
+                return el
+        return None
+
+    def element_at(self, x: float, y: float) -> PageElement | None:
+        """The smallest visible element under a point, interactive ones first (needs boxes)."""
+        hits = [el for el in self.elements if el.visible and el.contains(x, y)]
+        if not hits:
+            return None
+        area = lambda el: el.box[2] * el.box[3] if el.box else float("inf")  # noqa: E731
+        return min(hits, key=lambda el: (not el.interactive, area(el)))
+
+    def focused_element(self) -> PageElement | None:
+        return next((el for el in self.elements if el.focused), None)
+
+    @cached_property
+    def truthy_leaf_paths(self) -> tuple[str, ...]:
+        """Dotted paths of the truthy leaves of the state JSON (for `path` milestone checks)."""
+        out: list[str] = []
+        if self.state is not None:
+            _walk_leaves(self.state, "", out)
+        return tuple(out)
+
+
+def _walk_leaves(node: Any, prefix: str, out: list[str]) -> None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            _walk_leaves(value, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            _walk_leaves(value, f"{prefix}.{i}" if prefix else str(i), out)
+    elif node:
+        out.append(prefix)
