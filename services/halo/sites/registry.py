@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from halo.sites.omnizon import Omnizon
 from halo.sites.oracle import OracleStep
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 
-REPLICA_TYPES: list[type[Replica]] = [Playground]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
