@@ -78,6 +78,7 @@ class EpisodeStore:
         episode = self._episodes.pop(episode_id)
         metrics.EPISODES_ENDED.labels(reason).inc()
         metrics.EPISODE_RETURN.labels(episode.site).observe(episode.episode_return)
+        metrics.EPISODE_RETURN_SUM.labels(episode.site).inc(episode.episode_return)
         metrics.EPISODES_OPEN.set(len(self._episodes))
 
     def __len__(self) -> int:
@@ -177,7 +178,7 @@ class RewardCore:
         if not result.env_failure:
             metrics.TRANSITION_REWARD.labels(site).observe(result.total)
             for c in result.components:
-                metrics.COMPONENT_VALUE.labels(site, c.name).observe(c.value)
+                record_component(site, c.name, c.value)
         return result
 
     def end_episode(self, episode_id: str) -> EpisodeSummary | None:
@@ -232,7 +233,7 @@ class RewardCore:
         episode.success_paid = True
         bonus = episode.config.weights.success_bonus
         episode.episode_return += bonus
-        metrics.COMPONENT_VALUE.labels(episode.site, "success").observe(bonus)
+        record_component(episode.site, "success", bonus)
         return bonus
 
     async def _run_script(self, fn: Callable[[], T]) -> T:
@@ -241,12 +242,17 @@ class RewardCore:
 
     @staticmethod
     def _record(task: TaskSpec, evaluation: Evaluation) -> None:
-        outcome = "unscorable" if not task.scorable else "success" if evaluation.success else "failure"
+        outcome = "unscorable" if not evaluation.scorable else "success" if evaluation.success else "failure"
         metrics.EVALUATIONS.labels(task.site, outcome).inc()
         metrics.EVAL_SECONDS.labels(task.site).observe(evaluation.duration_s)
         for detail in evaluation.details:
             if detail.error:
                 metrics.EVAL_ERRORS.labels(task.site, detail.kind).inc()
+
+
+def record_component(site: str, name: str, value: float) -> None:
+    metrics.COMPONENT_PAID.labels(site, name).inc()
+    metrics.COMPONENT_CONTRIBUTION.labels(site, name).inc(value)
 
 
 def parse_state_json(text: str, *, required: bool = False) -> dict[str, Any] | None:

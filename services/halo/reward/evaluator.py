@@ -26,6 +26,7 @@ from halo.reward.judge import Judge
 
 T = TypeVar("T")
 
+UNPARSED_VERDICT = "the judge's output held no verdict: this attempt cannot be scored"
 NO_JUDGE = "llm_judge evals need the reward service's judge route (set --judge-target to the policy gateway)"
 
 
@@ -93,6 +94,8 @@ async def run_judge(task: TaskSpec, spec: EvalSpec, index: int, final_message: s
         return EvalOutcome(index, "llm_judge", False, rubric, error=NO_JUDGE)
     verdict = await judge.judge(answer=final_message, rubric=rubric, question=task.goal)
     output = f"score={verdict.score:.3f} model={verdict.model} {verdict.rationale}".strip()
+    if not verdict.parsed:
+        return EvalOutcome(index, "llm_judge", False, rubric, output=output, error=UNPARSED_VERDICT)
     return EvalOutcome(index, "llm_judge", verdict.passed, rubric, output=output)
 
 
@@ -102,8 +105,10 @@ def _unknown(spec: EvalSpec, index: int) -> EvalOutcome:
 
 def _finish(task: TaskSpec, details: list[EvalOutcome], started: float) -> Evaluation:
     details.sort(key=lambda d: d.index)
-    success = bool(details) and all(d.passed for d in details) and task.scorable
-    return Evaluation(task.id, success, details, task.scorable, time.perf_counter() - started)
+    # A judge that gave no verdict says nothing about the agent: the attempt is unscorable.
+    scorable = task.scorable and not any(d.error == UNPARSED_VERDICT for d in details)
+    success = bool(details) and all(d.passed for d in details) and scorable
+    return Evaluation(task.id, success, details, scorable, time.perf_counter() - started)
 
 
 def evaluate(task: TaskSpec, state: dict[str, Any], final_message: str = "") -> Evaluation:

@@ -2,7 +2,8 @@
 
 The reward service never talks to an LLM itself: the gateway owns model routes, keys and
 retries. A judge that cannot be reached is not a task failure: it raises Unavailable (the caller
-retries the evaluation); a gateway without a judge route is a FailedPrecondition.
+retries the evaluation); a gateway without a judge route is a FailedPrecondition; a judge reply
+without a verdict makes the attempt unscorable (evaluator.py), never a failure.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ class Verdict:
     score: float
     rationale: str = ""
     model: str = ""
+    parsed: bool = True      # false: the judge's output held no verdict (no verdict on the agent either)
 
 
 class Judge(Protocol):
@@ -48,4 +50,4 @@ class GatewayJudge(ServiceClient):
             raise Unavailable(f"judge route at {self.target} unavailable: {exc}") from None
         except HaloError as exc:
             raise Unavailable(f"judge route at {self.target} failed: {exc}") from None
-        return Verdict(response.passed, response.score, response.rationale, response.model)
+        return Verdict(response.passed, response.score, response.rationale, response.model, response.parsed)
