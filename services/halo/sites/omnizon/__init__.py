@@ -196,8 +196,7 @@ class Omnizon(Replica):
         items = state["cart"]["items"]
         added = catalog.product(request.query_params.get("added", ""))
         subtotal = round(sum(i["price"] * i["quantity"] for i in items), 2)
-        return self._show(request, "/cart", "omnizon_cart.html", items=items, subtotal=subtotal, added=added,
-                          max_quantity=shop.MAX_QUANTITY, products=catalog.PRODUCTS_BY_ID)
+        return self._show(request, "/cart", "omnizon_cart.html", items=items, subtotal=subtotal, added=added)
 
     async def checkout_page(self, request: Request) -> Response:
         state = self._state(request)

@@ -178,5 +178,5 @@ def product_svg(p: Product) -> str:
     body = Template(drawing).substitute(c=p.color, d=_shade(p.color, 0.7), l=_shade(p.color, 1.5), o="#71717a")
     return (
         '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 200 200" width="200" height="200">'
-        f'{_DEFS}<rect width="200" height="200" fill="#fff"/>{body}</svg>'
+        f'{_DEFS}{body}</svg>'
     )

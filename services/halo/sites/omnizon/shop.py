@@ -24,7 +24,7 @@ from halo.sites.omnizon.catalog import Filters, Product, product
 #: The shop's "today": fixed, so delivery dates and order dates never depend on the machine's clock.
 TODAY = date(2025, 7, 14)
 ORDER_TIME = datetime(2025, 7, 14, 10, 0, 0)
-MAX_QUANTITY = 30
+MAX_QUANTITY = 30             # per cart line; the dropdowns offer 1-10 (more by adding again)
 FREE_SHIPPING_MIN = 35.0
 SMALL_ORDER_SHIPPING = 5.99
 TAX_RATE = 0.0825
