@@ -9,6 +9,7 @@ easy tasks the embedded policy learns on.
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from halo.sites.replica import Replica
 
 TASKS_FILE = Path(__file__).parent / "tasks.json"
 PLANS = ("free", "plus", "pro")
+SECTIONS = ("join", "profile", "board", "more")
 ITEMS = [f"Item {i:02d}" for i in range(1, 41)]
 
 
@@ -48,7 +50,11 @@ class Playground(Replica):
     }
 
     def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:
+        order = list(SECTIONS)
+        if seed:  # seed 0 is the reference layout; other seeds shuffle the sections (held-out layouts)
+            random.Random(seed).shuffle(order)
         return {
+            "layout": {"order": order},
             "router": {"location": {"pathname": "/"}},
             "signup": {"clicked": False, "count": 0},
             "profile": {"name": "", "plan": "free"},

@@ -1,0 +1,139 @@
+"""Online GRPO over the HALO services: a pure client of env, reward and the policy gateway.
+
+Each training step takes `groups_per_batch` tasks; for each, a group of `group_size` sessions
+starts from the same initial state (same task, same seed) and rolls out concurrently, sampling
+actions through the gateway and scoring transitions with the reward service. Advantages are
+dr_grpo's `A_i = r_i − mean(r)` (std normalisation optional, `extra.normalize_std`). Episodes
+that hit an environment failure are dropped from their group (and counted), never learned from
+as a zero reward. After the update, the new weights are pushed to the gateway as the run's
+adapter, and the step is checkpointed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from dataclasses import dataclass
+
+from halo.agent.actions import action_from_proto
+from halo.agent.context import PolicyContext
+from halo.client.env import EnvClient
+from halo.client.policy import PolicyClient
+from halo.client.reward import RewardClient
+from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
+from halo.trainers.context import RunContext
+from halo.trainers.rollout import Decision, Episode, RolloutConfig, run_episode
+from halo.v1 import policy_pb2 as ppb
+
+EMBEDDED_MODEL = "embedded"
+
+
+@dataclass
+class GatewayPolicy:
+    """A Policy that samples one action per decision through the gateway's Sample API."""
+
+    client: PolicyClient
+    model: str
+    adapter: str
+    temperature: float
+    seed_base: int = 0
+
+    async def decide(self, ctx: PolicyContext) -> Decision:
+        response = await self.client.sample(self.model, input=ctx, n=1, temperature=self.temperature,
+                                            adapter=self.adapter, logprobs=True)
+        c = response.candidates[0]
+        embedded = response.backend == ppb.BACKEND_KIND_EMBEDDED  # its one "token" is the candidate index
+        return Decision(
+            action=action_from_proto(c.action) if c.valid else None, raw_text=c.text, parse_error=c.parse_error,
+            logprob=sum(c.logprobs), tokens=0 if embedded else len(c.token_ids),
+            extras={"index": c.token_ids[0]} if embedded and c.token_ids else {},
+        )
+
+
+async def expand_tasks(env: EnvClient, refs: list[str]) -> list[str]:
+    """Task ids from ids or site names (a site name means its replica tasks)."""
+    out: list[str] = []
+    for ref in refs:
+        site_tasks = [t.id for t in await env.list_tasks(site=ref, replica_only=True)]
+        out += site_tasks if site_tasks else [(await env.get_task(ref)).id]
+    return list(dict.fromkeys(out))
+
+
+def summarize(e: Episode) -> EpisodeSummary:
+    return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure)
+
+
+async def rollout_groups(
+    env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
+    config: RolloutConfig, concurrency: int,
+) -> list[list[Episode]]:
+    """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently."""
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(task_id: str, seed: int) -> Episode:
+        async with limit:
+            return await run_episode(env, reward, policy, task_id, seed, config)
+
+    flat = await asyncio.gather(*(one(t, s) for t, s in tasks for _ in range(group_size)))
+    return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
+
+
+async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: list[str], seeds: list[int],
+                          config: RolloutConfig, concurrency: int) -> float:
+    """Success rate of the greedy (temperature 0) policy on the given tasks x seeds."""
+    greedy = GatewayPolicy(policy_client, model, adapter, temperature=0.0)
+    groups = await rollout_groups(env, reward, greedy, [(t, s) for t in tasks for s in seeds], 1, config, concurrency)
+    kept = [g[0] for g in groups if not g[0].env_failure]
+    return sum(e.success for e in kept) / len(kept) if kept else 0.0
+
+
+async def train_embedded(ctx: RunContext) -> None:
+    from halo.trainers.embedded_learner import DEFAULT_LR, EmbeddedLearner, LossConfig
+
+    spec = ctx.spec
+    extra = spec.extra
+    lr = spec.learning_rate if spec.learning_rate > 1e-5 else DEFAULT_LR  # 1e-6 is LoRA's default, not the head's
+    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed)
+    if ctx.last_checkpoint is not None:
+        learner.load(ctx.last_checkpoint)
+    loss = LossConfig(loss_fn=spec.loss_fn, temperature=spec.temperature, entropy_coef=float(extra.get("entropy_coef", 0.0)))
+    config = RolloutConfig(max_steps=spec.max_steps, screenshots=False, reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
+    concurrency = int(extra.get("concurrency", spec.group_size))
+    eval_every = int(extra.get("eval_every", 0))
+    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
+    adapter = f"run-{ctx.run_id}"
+    services = ctx.services
+    async with EnvClient(services.env, token=services.token) as env, \
+            RewardClient(services.reward, token=services.token) as reward, \
+            PolicyClient(services.gateway, token=services.token) as gateway:
+        tasks = await expand_tasks(env, spec.task_ids)
+        await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
+        policy = GatewayPolicy(gateway, spec.model, adapter, spec.temperature)
+        try:
+            for step in range(ctx.start_step + 1, spec.total_steps + 1):
+                if ctx.stop_requested():
+                    return
+                started = time.perf_counter()
+                rng = random.Random(f"{spec.seed}:{step}")  # the batch of a step is the same after a resume
+                batch = [(rng.choice(tasks), rng.randrange(1_000)) for _ in range(spec.groups_per_batch)]
+                groups = await rollout_groups(env, reward, policy, batch, spec.group_size, config, concurrency)
+                rollout_s = time.perf_counter() - started
+                episodes, advantages = [], []
+                for group in groups:
+                    kept = [e for e in group if not e.env_failure]
+                    episodes += kept
+                    advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
+                update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
+                await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
+                metrics = step_metrics([[summarize(e) for e in g] for g in groups]) | update
+                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
+                    metrics["eval_success_rate"] = await evaluate_greedy(
+                        env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
+                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started}
+                await ctx.complete_step(step, metrics, learner.save)
+        finally:
+            try:
+                await gateway.unload_adapter(spec.model, adapter)
+            except Exception:
+                pass  # the gateway may be gone; its adapters die with it

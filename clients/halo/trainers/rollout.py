@@ -1,0 +1,132 @@
+"""One episode of a policy on a task, through the services: env steps, reward per transition,
+REAL evaluation at the end. Shared by GRPO, MCTS and evaluation.
+
+Environment failures end the episode with `env_failure=True`; callers drop such episodes
+instead of learning from a fake zero reward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from halo.agent import actions as A
+from halo.agent.context import PastStep, PolicyContext, page_from_proto
+from halo.client.env import EnvClient
+from halo.client.reward import RewardClient, page_state
+from halo.v1 import common_pb2 as cpb
+
+
+@dataclass
+class Decision:
+    """What a policy chose for one observation."""
+
+    action: A.Action | None            # None when the model output could not be parsed
+    raw_text: str = ""
+    parse_error: str = ""
+    logprob: float = 0.0               # log-probability of the choice under the sampling policy
+    tokens: int = 0                    # completion tokens (0 for the embedded policy)
+    extras: dict[str, Any] = field(default_factory=dict)   # what a learner needs to replay the choice
+
+
+class Policy(Protocol):
+    async def decide(self, ctx: PolicyContext) -> Decision: ...
+
+
+@dataclass
+class Transition:
+    context: PolicyContext
+    decision: Decision
+    reward: float
+    components: dict[str, float]
+    action_ok: bool
+    action_error: str = ""
+
+
+@dataclass
+class Episode:
+    task_id: str
+    seed: int
+    transitions: list[Transition] = field(default_factory=list)
+    success: bool = False
+    success_bonus: float = 0.0
+    env_failure: bool = False
+    env_failure_reason: str = ""
+    final_message: str = ""
+    eval_details: list[str] = field(default_factory=list)
+
+    @property
+    def ret(self) -> float:
+        return sum(t.reward for t in self.transitions) + self.success_bonus
+
+    @property
+    def length(self) -> int:
+        return len(self.transitions)
+
+    @property
+    def valid_actions(self) -> int:
+        return sum(t.decision.action is not None and t.action_ok for t in self.transitions)
+
+    @property
+    def tokens(self) -> int:
+        return sum(t.decision.tokens for t in self.transitions)
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    max_steps: int = 70
+    screenshots: bool = True           # the embedded policy reads the AXTree only: skip them to go faster
+    image_format: str = "jpeg"
+    reward_overrides: dict[str, float] = field(default_factory=dict)
+    run_id: str = ""
+    history_steps: int = 5
+
+
+async def run_episode(
+    env: EnvClient, reward: RewardClient, policy: Policy, task_id: str, seed: int, config: RolloutConfig,
+) -> Episode:
+    from halo.client.env import observation_options
+
+    opts = observation_options(config.image_format, 80, screenshot=config.screenshots)
+    episode = Episode(task_id, seed)
+    created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts, run_id=config.run_id)
+    session_id, obs = created.session_id, created.observation
+    replica = created.task.replica_available
+    try:
+        before_state = (await env.get_state(session_id)).state_json if replica else ""
+        before = page_state(obs, before_state)
+        await reward.start_episode(session_id, task_id, overrides=config.reward_overrides, initial=before)
+        history: list[PastStep] = []
+        done = False
+        while not done:
+            ctx = PolicyContext(goal=created.task.goal, page=page_from_proto(obs), history=tuple(history[-config.history_steps:]))
+            decision = await policy.decide(ctx)
+            action = decision.action if decision.action is not None else A.Noop()
+            result = await env.step(session_id, action, raw_text=decision.raw_text, observation=opts)
+            if result.env_failure:
+                episode.env_failure, episode.env_failure_reason = True, result.env_failure_reason
+                return episode
+            obs, done = result.observation, result.done
+            after = page_state(obs, (await env.get_state(session_id)).state_json if replica else "")
+            breakdown = await reward.score_transition(
+                session_id, len(episode.transitions), decision.action, before, after, action_ok=result.action_ok,
+                raw_text=decision.raw_text, done=done,
+            )
+            episode.transitions.append(Transition(
+                ctx, decision, breakdown.total, {c.name: c.value for c in breakdown.components},
+                result.action_ok, result.action_error,
+            ))
+            history.append(PastStep(action, result.action_error, decision.raw_text))
+            before = after
+        state = await env.get_state(session_id)
+        episode.final_message = state.final_message
+        result = await reward.evaluate(task_id, state.state_json, state.final_message, episode_id=session_id)
+        episode.success, episode.success_bonus = result.success, result.success_bonus
+        episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip() for d in result.details]
+        return episode
+    finally:
+        try:
+            await reward.end_episode(session_id)
+        except Exception:
+            pass  # the episode may never have started (env failure before StartEpisode)
+        await env.close_session(session_id)
