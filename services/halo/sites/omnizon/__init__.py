@@ -185,7 +185,8 @@ class Omnizon(Replica):
         if p is None:
             return self._not_found(request, "product")
         state = self._state(request)
-        related = [q for q in PRODUCTS if q.category == p.category and q.id != p.id][:6]
+        # same kind of product first (other bed frames for a bed frame), then the rest of its department
+        related = sorted((q for q in PRODUCTS if q.category == p.category and q.id != p.id), key=lambda q: q.kind != p.kind)[:6]
         back = self.current_filters(state)
         back_url = self.search_url(back) if (back.query or back.category) else ""
         return self._show(request, f"/product/{p.id}", "omnizon_product.html", p=p, related=related,
