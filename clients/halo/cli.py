@@ -1,5 +1,6 @@
 """`halo` command line.
 
+    halo train [--steps N ...]     GRPO training (local services, or --submit to a trainer service)
     halo demo                      drive a session on the local playground through the env service
     halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
     halo tasks list [--site S]     the task registry
@@ -7,6 +8,9 @@
     halo sites shots               screenshots of each replica's main pages
     halo bench env                 env service vs raw Playwright throughput
     halo protos [--check]          regenerate (or check) the gRPC stubs
+    halo up | status | down        the services of deploy/services.yaml as local processes (halo.launcher)
+    halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
+    halo deploy render [--check]   docker-compose.yml + prometheus.yml from deploy/services.yaml
 """
 
 from __future__ import annotations
@@ -49,6 +53,34 @@ def _serve(argv: list[str]) -> int:
     return 0
 
 
+# The embedded policy's quick-start tasks: one- and two-action playground tasks.
+EASY_TASKS = ("playground-signup", "playground-name", "playground-plan", "playground-finish")
+
+
+def _train(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from halo.train_cli import train_local, train_remote
+    from halo.trainers.spec import RunSpec
+
+    spec = RunSpec(
+        name=args.name, kind="grpo", backend=args.backend, mode=args.backend, model=args.model,
+        task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
+        groups_per_batch=args.groups_per_batch, total_steps=args.steps,
+        learning_rate=args.lr or (3e-3 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
+        max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
+        extra={"eval_every": args.eval_every} if args.eval_every else {},
+    )
+    try:
+        spec.validate()
+    except ValueError as exc:
+        print(f"halo train: {exc}", file=sys.stderr)
+        return 2
+    if args.submit:
+        return asyncio.run(train_remote(spec, args.submit))
+    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
+
+
 def _tasks(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -69,9 +101,17 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
         return _serve(argv[1:])
+    if argv[:1] and argv[0] in ("up", "down", "status", "health", "deploy"):
+        from halo.launcher import main as launcher_main
+
+        return launcher_main(argv)
     parser = argparse.ArgumentParser(prog="halo", description="HALO: online RL for browser agents")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run a service (halo serve env --help)")
+    for name, text in (("up", "start the services as local processes (halo up --help)"), ("status", "what halo up started"),
+                       ("down", "stop what halo up started"), ("health", "health check of a service"),
+                       ("deploy", "generated deployment files (halo deploy render --check)")):
+        sub.add_parser(name, help=text)
 
     demo = sub.add_parser("demo", help="drive the playground through the env service, step by step")
     demo.add_argument("--task", default="playground-finish")
@@ -101,6 +141,24 @@ def main(argv: list[str] | None = None) -> int:
     be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
     be.add_argument("--json", default="", help="also write the results to this JSON file")
 
+    train = sub.add_parser("train", help="train a policy with GRPO (locally, or on a trainer service with --submit)")
+    train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
+    train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
+    train.add_argument("--model", default="embedded", help="gateway route to sample from")
+    train.add_argument("--steps", type=int, default=40, help="training steps")
+    train.add_argument("--group-size", type=int, default=8)
+    train.add_argument("--groups-per-batch", type=int, default=2)
+    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 3e-3 embedded, 1e-6 LoRA)")
+    train.add_argument("--temperature", type=float, default=0.7)
+    train.add_argument("--max-steps", type=int, default=6, help="episode length cap")
+    train.add_argument("--loss-fn", default="importance_sampling", choices=["importance_sampling", "ppo", "cispo", "dro"])
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--runs-dir", default="runs")
+    train.add_argument("--name", default="")
+    train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
+    train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")
+
     protos = sub.add_parser("protos", help="regenerate the gRPC stubs from protos/")
     protos.add_argument("--check", action="store_true", help="fail when committed stubs drift")
 
@@ -129,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run_env_bench(
             [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json
         ))
+    if args.command == "train":
+        return _train(args)
     if args.command == "protos":
         from halo.protogen import main as protogen
 

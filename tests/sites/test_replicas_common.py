@@ -42,10 +42,10 @@ async def test_config_and_finish_honour_real_urls_with_double_slashes():
         assert (await http.get("/playground/config?task_id=omnizon-3")).status_code == 404
 
 
-@pytest.mark.parametrize("site", SITES_WITH_ORACLES)
-async def test_every_replica_task_verifies(env, site):
-    """Oracle scores 1, no-op 0, plausible wrong attempt 0 — scored by agisdk's evaluator."""
-    tasks = default_registry().list(site=site, replica_only=True)
+async def test_every_playground_task_verifies(env):
+    """Oracle scores 1, no-op 0, plausible wrong attempt 0 — scored by the evaluator.
+    (Each REAL replica has its own per-task file: tests/sites/test_<site>.py.)"""
+    tasks = default_registry().list(site="playground", replica_only=True)
     assert tasks
     failures = []
     for task in tasks:

@@ -85,8 +85,8 @@ class EmbeddedLearner:
                     term = -(ratio * a)
                 entropy = -(logp_all.exp() * logp_all).sum()
                 terms.append(term - loss.entropy_coef * entropy)
-                ratios.append(float(ratio))
-                entropies.append(float(entropy))
+                ratios.append(float(ratio.detach()))
+                entropies.append(float(entropy.detach()))
         if not terms:
             return {"loss": 0.0, "actions_trained": 0.0}
         total = torch.stack(terms).mean()

@@ -22,7 +22,11 @@ UNSCORABLE: dict[str, str] = {
 CAVEATS: dict[str, str] = {
     "marrisuite-8": "eval script depends on absolute paths/timestamps",
     "networkin-25": "eval script depends on absolute paths/timestamps",
-    "omnizon-28": "eval script reads sibling files in the temp dir",
+    "omnizon-28": (
+        "eval_omnizon_28.py scores the state file plus every *.json/*.txt file beside it (agisdk writes the "
+        "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
+        "another attempt's success makes a no-op pass; HALO's evaluator runs it with the state file alone"
+    ),
 }
 
 SUITE_REAL = "real-v2"
