@@ -104,6 +104,15 @@ def test_ticking_counters_and_typed_text_are_not_new_states():
     assert all("novelty" not in names(r) for r in typed)
 
 
+def test_junk_query_strings_are_not_new_states():
+    d = EpisodeDriver("playground-signup", home())
+    junk = [d.step(A.Goto(f"{BASE}/?x={i}"), page(f"{BASE}/?x={i}", *home().axtree.splitlines())) for i in range(3)]
+    assert all("novelty" not in names(r) for r in junk)
+    # ... while a query that changes the content (a search) is a new state
+    results = page(f"{BASE}/search?q=pot", line(1, "link", "Stock Pot"))
+    assert "novelty" in names(d.step(A.Goto(f"{BASE}/search?q=pot"), results))
+
+
 def test_milestone_pays_once_and_undo_redo_earns_nothing():
     d = EpisodeDriver("playground-plan", home(state=diff()))
     chosen = d.step(A.SelectOption("6", ("pro",)), home(plan_select="pro", state=diff()))

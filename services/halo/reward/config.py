@@ -216,5 +216,8 @@ class RewardConfig(BaseModel):
 
 
 def load_config(path: str | Path = DEFAULT_CONFIG_PATH) -> RewardConfig:
-    raw: Any = yaml.safe_load(Path(path).read_text())
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"reward config {path} not found (set --config or HALO_REWARD_CONFIG)")
+    raw: Any = yaml.safe_load(path.read_text())
     return RewardConfig.model_validate(raw or {})

@@ -6,7 +6,8 @@ Two keys per page:
   depth, role and name with digits masked, and the value of discrete controls (checkbox, select,
   radio). Left out on purpose, so they cannot be farmed for novelty: scroll position (which
   elements are on screen), focus, bids, free-text field values (typing "a", "b", "c" is not three
-  new places) and numbers in text (a counter that ticks on every click is not a new page).
+  new places), numbers in text (a counter that ticks on every click is not a new page) and, when
+  the content is known, the URL's query string (it counts through the content it changes).
 * `view_key` (loop detection): the state key plus what the agent actually sees change: which
   elements are on screen, focus, field values. Scrolling down a long list three times is three
   different views, so not a loop; scrolling at the bottom of the page, or down/up/down, is.
@@ -86,6 +87,11 @@ def canonical_url(url: str) -> str:
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", query, parts.fragment))
 
 
+def _without_query(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment))
+
+
 def _digest(lines: list[str]) -> str:
     return hashlib.blake2b("\n".join(lines).encode(), digest_size=12).hexdigest()
 
@@ -106,7 +112,10 @@ class PageSnapshot:
 
     @cached_property
     def state_key(self) -> str:
-        lines = [canonical_url(self.url)]
+        # With the page's content at hand the query string only matters through that content:
+        # `?x=1`, `?x=2`... on an unchanged page are not new places (and cannot be farmed).
+        url = canonical_url(self.url)
+        lines = [_without_query(url) if self.elements else url]
         if self.elements:
             for el in self.elements:
                 value = el.value if el.role in DISCRETE_VALUE_ROLES else ""
