@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from halo.sites.gomail import GoMail
 from halo.sites.omnizon import Omnizon
 from halo.sites.oracle import OracleStep
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
