@@ -49,4 +49,26 @@ else
   echo "setup: no Chromium available: install one and set HALO_CHROMIUM=/path/to/chrome" >&2
   exit 1
 fi
-echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'))"
+
+# Prometheus (halo up runs it; the deploy tests scrape a real run) and Node.js for clients/node.
+apt_install() {
+  command -v apt-get >/dev/null || { echo "setup: install $* (no apt-get here)" >&2; return 1; }
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  [ -n "${HALO_APT_UPDATED:-}" ] || { $SUDO apt-get update -qq >/dev/null; HALO_APT_UPDATED=1; }
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+  echo "setup: installing Debian's prometheus"
+  apt_install prometheus
+fi
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "setup: installing Node.js"
+  apt_install nodejs npm
+fi
+node_stamp=clients/node/node_modules/.halo-installed
+if [ ! -f "$node_stamp" ] || [ clients/node/package-lock.json -nt "$node_stamp" ]; then
+  echo "setup: installing clients/node's pinned packages (npm ci)"
+  (cd clients/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  touch "$node_stamp"
+fi
+echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version))"

@@ -1,0 +1,334 @@
+"""The one description of HALO's deployment (deploy/services.yaml) and what is generated from it.
+
+`docker-compose.yml` and `deploy/prometheus/prometheus.yml` are rendered from the description
+(`halo deploy render`, `--check` in CI), and `halo up` (halo.launcher) starts the same services as
+local processes from the same description, through the same `service_environment()`, so the
+containers and the local processes cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DESCRIPTION_PATH = REPO_ROOT / "deploy" / "services.yaml"
+COMPOSE_PATH = REPO_ROOT / "docker-compose.yml"
+PROMETHEUS_PATH = REPO_ROOT / "deploy" / "prometheus" / "prometheus.yml"
+
+# {sites.url} {env.target} {volume:runs} {config:prometheus} {bind} {port}; other braces (JSON) are left alone.
+_PLACEHOLDER = re.compile(r"\{(bind|port|[a-z][a-z0-9-]*\.(?:url|target)|volume:[a-z0-9-]+|config:[a-z]+)\}")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ImageSpec(_Strict):
+    name: str
+    dockerfile: str
+
+
+class PrometheusSpec(_Strict):
+    scrape_interval: str = "15s"
+    evaluation_interval: str = "15s"
+
+
+class ServiceSpec(_Strict):
+    """One service. HALO's own run `halo serve <serve>` from the project image; others name an image."""
+
+    serve: str = ""                       # `halo serve <serve>`; empty for third-party images
+    stage: str = "base"                   # Dockerfile stage of the project image
+    image: str = ""                       # third-party image (prometheus, grafana, vllm)
+    protocol: Literal["grpc", "http"]
+    grpc_service: str = ""                # health-checked service name (gRPC)
+    port: int
+    metrics_port: int | None = None       # Prometheus /metrics of HALO services
+    metrics_path: str = ""                # /metrics on the main port (third-party)
+    health: str = ""                      # HTTP health path
+    env_prefix: str = ""
+    depends_on: list[str] = Field(default_factory=list)  # must be up (and healthy) first
+    uses: list[str] = Field(default_factory=list)        # optional peers: "" when not running locally
+    settings: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    volumes: list[str] = Field(default_factory=list)
+    args: list[str] = Field(default_factory=list)
+    local_binary: str = ""                # third-party service that `halo up` runs when found on PATH
+    profiles: list[str] = Field(default_factory=list)
+    gpu: str = ""                         # GPU device id(s) reserved in compose
+    compose: dict[str, Any] = Field(default_factory=dict)  # extra compose keys, merged last
+
+    @model_validator(mode="after")
+    def _check(self) -> "ServiceSpec":
+        if bool(self.serve) == bool(self.image):
+            raise ValueError("a service has exactly one of `serve` (HALO) or `image` (third-party)")
+        if self.serve and not self.env_prefix:
+            raise ValueError(f"halo service {self.serve!r} needs env_prefix")
+        if self.protocol == "grpc" and not self.grpc_service:
+            raise ValueError("a gRPC service names its grpc_service for health checks")
+        if self.protocol == "http" and not self.health:
+            raise ValueError("an HTTP service names its health path")
+        return self
+
+    @property
+    def is_halo(self) -> bool:
+        return bool(self.serve)
+
+    @property
+    def runs_locally(self) -> bool:
+        return self.is_halo or bool(self.local_binary)
+
+
+class Description(_Strict):
+    project: str
+    image: ImageSpec
+    volumes: dict[str, str]
+    prometheus: PrometheusSpec = PrometheusSpec()
+    services: dict[str, ServiceSpec]
+
+    @model_validator(mode="after")
+    def _check(self) -> "Description":
+        names = set(self.services)
+        for name, svc in self.services.items():
+            for dep in (*svc.depends_on, *svc.uses):
+                if dep not in names:
+                    raise ValueError(f"service {name!r} refers to unknown service {dep!r}")
+            for vol in svc.volumes:
+                if vol not in self.volumes:
+                    raise ValueError(f"service {name!r} mounts unknown volume {vol!r}")
+            for text in (*map(str, svc.settings.values()), *svc.args):
+                for ref in _PLACEHOLDER.findall(text):
+                    if ref.startswith("volume:") and ref[7:] not in self.volumes:
+                        raise ValueError(f"service {name!r}: unknown volume in {{{ref}}}")
+                    if "." in ref and ref.split(".")[0] not in names:
+                        raise ValueError(f"service {name!r}: unknown service in {{{ref}}}")
+        self.start_order()  # raises on cycles
+        ports = [p for s in self.services.values() for p in (s.port, s.metrics_port) if p is not None]
+        if len(ports) != len(set(ports)):
+            raise ValueError("two services share a port")
+        return self
+
+    def start_order(self) -> list[str]:
+        """Every service, dependencies (hard and optional) before their dependents."""
+        order: list[str] = []
+        visiting: set[str] = set()
+
+        def visit(name: str) -> None:
+            if name in order:
+                return
+            if name in visiting:
+                raise ValueError(f"dependency cycle through {name!r}")
+            visiting.add(name)
+            svc = self.services[name]
+            for dep in (*svc.depends_on, *svc.uses):
+                visit(dep)
+            visiting.discard(name)
+            order.append(name)
+
+        for name in self.services:
+            visit(name)
+        return order
+
+    def scraped(self) -> list[str]:
+        """Services Prometheus scrapes (their own /metrics), in description order."""
+        return [n for n, s in self.services.items() if s.metrics_port is not None or s.metrics_path or n == "prometheus"]
+
+
+def load(path: Path = DESCRIPTION_PATH) -> Description:
+    return Description.model_validate(yaml.safe_load(path.read_text()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Placeholders and the environment a HALO service gets (shared by compose and `halo up`)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the services are, for one kind of deployment."""
+
+    hosts: dict[str, str]          # service -> host name ("" = not running there)
+    ports: dict[str, int]          # service -> port
+    metrics_ports: dict[str, int]  # service -> metrics port
+    bind: str                      # address services bind to
+    volumes: dict[str, str]        # volume -> path
+    configs: dict[str, str]        # config name -> path
+    log_format: str
+
+    def resolve(self, text: str, service: str) -> str:
+        def sub(match: re.Match[str]) -> str:
+            ref = match.group(1)
+            if ref == "bind":
+                return self.bind
+            if ref == "port":
+                return str(self.ports[service])
+            if ref.startswith("volume:"):
+                return self.volumes[ref[7:]]
+            if ref.startswith("config:"):
+                return self.configs[ref[7:]]
+            name, _, what = ref.partition(".")
+            host = self.hosts.get(name, "")
+            if not host:
+                return ""
+            address = f"{host}:{self.ports[name]}"
+            return f"http://{address}" if what == "url" else address
+
+        return _PLACEHOLDER.sub(sub, text)
+
+
+def _env_value(value: str | int | float | bool) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def service_environment(desc: Description, name: str, where: Placement) -> dict[str, str]:
+    """HALO_<SERVICE>_* variables of a HALO service: runtime basics + the description's settings."""
+    svc = desc.services[name]
+    assert svc.is_halo, name
+    env = {f"{svc.env_prefix}HOST": where.bind, f"{svc.env_prefix}PORT": str(where.ports[name])}
+    if svc.metrics_port is not None:
+        env[f"{svc.env_prefix}METRICS_PORT"] = str(where.metrics_ports[name])
+        env[f"{svc.env_prefix}LOG_FORMAT"] = where.log_format
+    for key, value in svc.settings.items():
+        env[f"{svc.env_prefix}{key.upper()}"] = where.resolve(_env_value(value), name)
+    return env
+
+
+def service_args(desc: Description, name: str, where: Placement) -> list[str]:
+    return [where.resolve(a, name) for a in desc.services[name].args]
+
+
+def health_command(svc: ServiceSpec, host: str, port: int) -> list[str]:
+    """`halo health ...` for a HALO service (what compose's healthcheck runs)."""
+    if svc.protocol == "grpc":
+        return ["halo", "health", f"{host}:{port}", "--service", svc.grpc_service]
+    return ["halo", "health", f"http://{host}:{port}{svc.health}"]
+
+
+# --------------------------------------------------------------------------------------------------
+# docker-compose.yml
+
+
+def compose_placement(desc: Description) -> Placement:
+    return Placement(
+        hosts={n: n for n in desc.services},
+        ports={n: s.port for n, s in desc.services.items()},
+        metrics_ports={n: s.metrics_port for n, s in desc.services.items() if s.metrics_port is not None},
+        bind="0.0.0.0",
+        volumes=dict(desc.volumes),
+        configs={"prometheus": "/etc/prometheus/prometheus.yml"},
+        log_format="json",
+    )
+
+
+def render_compose(desc: Description) -> dict[str, Any]:
+    where = compose_placement(desc)
+    services: dict[str, Any] = {}
+    for name, svc in desc.services.items():
+        out: dict[str, Any] = {}
+        healthcheck: dict[str, Any] = {}
+        if svc.is_halo:
+            out["image"] = f"{desc.image.name}-{svc.stage}:latest"
+            out["build"] = {"context": ".", "dockerfile": desc.image.dockerfile, "target": svc.stage}
+            out["command"] = ["halo", "serve", svc.serve]
+            out["environment"] = service_environment(desc, name, where)
+            healthcheck["test"] = ["CMD", *health_command(svc, "127.0.0.1", svc.port)]
+        else:
+            out["image"] = svc.image
+            if svc.args:
+                out["command"] = service_args(desc, name, where)
+        if svc.profiles:
+            out["profiles"] = list(svc.profiles)
+        out["ports"] = [f"{svc.port}:{svc.port}"]
+        if svc.volumes:
+            out["volumes"] = [f"{v}:{desc.volumes[v]}" for v in svc.volumes]
+        if svc.depends_on:
+            out["depends_on"] = {d: {"condition": "service_healthy"} for d in svc.depends_on}
+        if svc.gpu:
+            out["deploy"] = {"resources": {"reservations": {"devices": [
+                {"driver": "nvidia", "device_ids": [svc.gpu], "capabilities": ["gpu"]}
+            ]}}}
+        for key, value in svc.compose.items():
+            if key == "volumes":
+                out["volumes"] = [*out.get("volumes", []), *value]
+            elif key == "healthcheck":
+                healthcheck.update(value)
+            elif key == "environment":
+                out["environment"] = {**out.get("environment", {}), **value}
+            else:
+                out[key] = value
+        out["healthcheck"] = {
+            "test": healthcheck.pop("test"), "interval": "10s", "timeout": "5s", "retries": 5, "start_period": "30s",
+            **healthcheck,
+        }
+        out["restart"] = "unless-stopped"
+        services[name] = out
+    return {"name": desc.project, "services": services, "volumes": {v: {} for v in desc.volumes}}
+
+
+# --------------------------------------------------------------------------------------------------
+# Prometheus scrape config
+
+
+def render_prometheus(desc: Description, where: Placement, scrape_interval: str | None = None) -> dict[str, Any]:
+    """One job per scraped service that runs in `where` (job name = service name)."""
+    jobs = []
+    for name in desc.scraped():
+        host = where.hosts.get(name, "")
+        if not host:
+            continue
+        svc = desc.services[name]
+        port = where.metrics_ports[name] if svc.metrics_port is not None else where.ports[name]
+        job: dict[str, Any] = {"job_name": name, "static_configs": [{"targets": [f"{host}:{port}"]}]}
+        if svc.metrics_path:
+            job["metrics_path"] = svc.metrics_path
+        jobs.append(job)
+    interval = scrape_interval or desc.prometheus.scrape_interval
+    return {
+        "global": {"scrape_interval": interval, "evaluation_interval": scrape_interval or desc.prometheus.evaluation_interval},
+        "scrape_configs": jobs,
+    }
+
+
+# --------------------------------------------------------------------------------------------------
+# Files
+
+
+def _dump(data: dict[str, Any], header: str) -> str:
+    return header + yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=120)
+
+
+_GENERATED = "# GENERATED from deploy/services.yaml by `halo deploy render`: edit that file, not this one.\n"
+
+
+def rendered_files(desc: Description | None = None) -> dict[Path, str]:
+    desc = desc or load()
+    compose_header = _GENERATED + (
+        "# docker compose up                 sites, env, reward, gateway, trainer, prometheus, grafana\n"
+        "# docker compose --profile gpu up   ... and vLLM on the GPU (HALO_VLLM_GPU, default 0)\n"
+    )
+    return {
+        COMPOSE_PATH: _dump(render_compose(desc), compose_header),
+        PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc)), _GENERATED),
+    }
+
+
+def render(check: bool = False) -> int:
+    """Write the generated files (or, with check, report which differ from the description)."""
+    stale = []
+    for path, text in rendered_files().items():
+        current = path.read_text() if path.exists() else None
+        if current == text:
+            continue
+        stale.append(path)
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    for path in stale:
+        rel = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path
+        print(f"{rel}: {'out of date: run `halo deploy render`' if check else 'written'}")
+    return 1 if (check and stale) else 0

@@ -1,0 +1,433 @@
+"""`halo up` / `halo status` / `halo down`: HALO's services as local processes, no containers.
+
+The services, their ports, settings and dependencies come from deploy/services.yaml, the file
+docker-compose.yml is generated from (halo.deployspec), through the same `service_environment()`.
+`halo up` starts every service whose code exists (`halo serve NAME --help` works) and whose hard
+dependencies run, plus Prometheus when its binary is installed; it waits for each one's health
+check before starting its dependents and writes pids, ports and logs to the run folder
+(.halo/run by default). `halo down` stops them gracefully: SIGTERM (the services drain in-flight
+calls and close their browsers), then SIGKILL for the process group after `--timeout-s`.
+
+    halo up [--ports default|free] [--only env,sites] [--run-dir DIR]
+    halo status [--json]
+    halo down [--timeout-s 20]
+    halo health HOST:PORT [--service halo.v1.EnvService] | halo health http://HOST:PORT/path
+    halo deploy render [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from halo import deployspec
+from halo.deployspec import Description, Placement
+
+DEFAULT_RUN_DIR = Path(os.environ.get("HALO_RUN_DIR", ".halo/run"))
+STATE_FILE = "state.json"
+LOCAL_HOST = "127.0.0.1"
+
+
+# --------------------------------------------------------------------------------------------------
+# Health checks (also what compose's healthchecks run: `halo health ...`)
+
+
+def check_health(target: str, service: str = "", timeout_s: float = 3.0) -> str:
+    """"SERVING", "NOT_SERVING", ... for a gRPC target; "SERVING" or "HTTP <code>" for an http(s) URL;
+    "UNREACHABLE: <why>" when nothing answers."""
+    if target.startswith(("http://", "https://")):
+        try:
+            with urllib.request.urlopen(target, timeout=timeout_s) as response:
+                return "SERVING" if response.status == 200 else f"HTTP {response.status}"
+        except urllib.error.HTTPError as exc:
+            return f"HTTP {exc.code}"
+        except (OSError, ValueError) as exc:
+            return f"UNREACHABLE: {exc}"
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    with grpc.insecure_channel(target) as channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(
+                health_pb2.HealthCheckRequest(service=service), timeout=timeout_s
+            )
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.NOT_FOUND:
+                return "SERVICE_UNKNOWN"
+            return f"UNREACHABLE: {exc.code().name}"
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(reply.status)
+
+
+def _health_of(entry: dict[str, Any], timeout_s: float = 3.0) -> str:
+    if entry["protocol"] == "grpc":
+        return check_health(f"{entry['host']}:{entry['port']}", entry.get("grpc_service", ""), timeout_s)
+    return check_health(f"http://{entry['host']}:{entry['port']}{entry['health']}", timeout_s=timeout_s)
+
+
+# --------------------------------------------------------------------------------------------------
+# Processes
+
+
+def _process(entry: dict[str, Any]):
+    """The live process of a state entry (same pid *and* start time), or None."""
+    import psutil
+
+    try:
+        proc = psutil.Process(entry["pid"])
+        if abs(proc.create_time() - entry["create_time"]) > 0.5 or proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return proc
+    except psutil.Error:
+        return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOCAL_HOST, 0))
+        return s.getsockname()[1]
+
+
+def _port_busy(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((LOCAL_HOST, port))
+        except OSError:
+            return True
+    return False
+
+
+def serve_available(serve: str, timeout_s: float = 60.0) -> tuple[bool, str]:
+    """Whether `halo serve NAME` exists in this checkout (its --help works); else why not."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "halo.cli", "serve", serve, "--help"],
+            capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        return False, f"`halo serve {serve} --help` did not answer in {timeout_s:g}s"
+    if done.returncode == 0:
+        return True, done.stdout
+    lines = [ln.strip() for ln in (done.stderr or done.stdout).strip().splitlines() if ln.strip()]
+    return False, f"`halo serve {serve}` is not available yet ({lines[-1] if lines else f'exit {done.returncode}'})"
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+# --------------------------------------------------------------------------------------------------
+# halo up
+
+
+@dataclass
+class Planned:
+    name: str
+    port: int
+    metrics_port: int | None
+    skip: str = ""               # why it does not run locally ("" = it runs)
+    flags: str = ""              # `halo serve NAME --help` output
+
+
+@dataclass
+class RunState:
+    run_dir: Path
+    services: dict[str, dict[str, Any]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> Path:
+        return self.run_dir / STATE_FILE
+
+    def save(self) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"services": self.services, "skipped": self.skipped}, indent=2))
+        tmp.replace(self.path)
+
+    @classmethod
+    def load(cls, run_dir: Path) -> "RunState | None":
+        try:
+            data = json.loads((run_dir / STATE_FILE).read_text())
+        except FileNotFoundError:
+            return None
+        return cls(run_dir, data.get("services", {}), data.get("skipped", {}))
+
+
+def _local_placement(desc: Description, plan: dict[str, Planned], run_dir: Path) -> Placement:
+    running = {n: p for n, p in plan.items() if not p.skip}
+    return Placement(
+        hosts={n: LOCAL_HOST for n in running},
+        ports={n: p.port for n, p in plan.items()},
+        metrics_ports={n: p.metrics_port for n, p in plan.items() if p.metrics_port is not None},
+        bind=LOCAL_HOST,
+        volumes={v: str((run_dir / "volumes" / v).resolve()) for v in desc.volumes},
+        configs={"prometheus": str((run_dir / "prometheus.yml").resolve())},
+        log_format="json",
+    )
+
+
+def make_plan(desc: Description, ports: str, only: list[str]) -> dict[str, Planned]:
+    """Which services run locally, on which ports, and why the others do not."""
+    unknown = [n for n in only if n not in desc.services]
+    if unknown:
+        raise SystemExit(f"halo up: unknown service(s) {', '.join(unknown)} (known: {', '.join(desc.services)})")
+    wanted = set(only)
+    for name in reversed(desc.start_order()):  # --only env brings sites along
+        if name in wanted:
+            wanted.update(desc.services[name].depends_on)
+    from concurrent.futures import ThreadPoolExecutor
+
+    to_check = [n for n, s in desc.services.items() if s.is_halo and (not only or n in wanted)]
+    with ThreadPoolExecutor(max(1, len(to_check))) as pool:  # each check is a Python start-up: run them together
+        available = dict(zip(to_check, pool.map(lambda n: serve_available(desc.services[n].serve), to_check)))
+    plan: dict[str, Planned] = {}
+    for name in desc.start_order():
+        svc = desc.services[name]
+        metrics = svc.metrics_port
+        entry = Planned(name, _free_port() if ports == "free" else svc.port,
+                        None if metrics is None else (_free_port() if ports == "free" else metrics))
+        if only and name not in wanted:
+            entry.skip = "not asked for (--only)"
+        elif not svc.runs_locally:
+            profiles = f", profile {'/'.join(svc.profiles)}" if svc.profiles else ""
+            entry.skip = f"runs with docker compose only{profiles}"
+        elif svc.local_binary and not shutil.which(svc.local_binary):
+            entry.skip = f"`{svc.local_binary}` is not installed"
+        elif missing := [d for d in svc.depends_on if plan[d].skip]:
+            entry.skip = f"needs {', '.join(missing)}, which does not run"
+        elif svc.is_halo:
+            ok, text = available[name]
+            if ok:
+                entry.flags = text
+            else:
+                entry.skip = text
+        plan[name] = entry
+    return plan
+
+
+def _command(desc: Description, name: str, where: Placement) -> tuple[list[str], dict[str, str]]:
+    svc = desc.services[name]
+    if svc.is_halo:
+        return [sys.executable, "-m", "halo.cli", "serve", svc.serve], deployspec.service_environment(desc, name, where)
+    return [shutil.which(svc.local_binary) or svc.local_binary, *deployspec.service_args(desc, name, where)], {}
+
+
+def unknown_settings(desc: Description, name: str, flags_help: str) -> list[str]:
+    """Settings of the description that `halo serve NAME --help` does not list (drift)."""
+    return [k for k in desc.services[name].settings if f"--{k.replace('_', '-')} " not in flags_help + " "]
+
+
+def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, timeout_s: float = 90.0,
+       scrape_interval: str | None = None, out=print) -> int:
+    desc = deployspec.load()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    previous = RunState.load(run_dir)
+    if previous and any(_process(e) for e in previous.services.values()):
+        out(f"halo up: services from {run_dir} are still running (halo status; halo down first)")
+        return 1
+    plan = make_plan(desc, ports, only or [])
+    if ports == "default":
+        busy = [f"{n}:{p}" for pl in plan.values() if not pl.skip
+                for n, p in ((pl.name, pl.port), (pl.name, pl.metrics_port)) if p is not None and _port_busy(p)]
+        if busy:
+            out(f"halo up: ports in use: {', '.join(busy)} (another `halo up`? try `--ports free`)")
+            return 1
+    where = _local_placement(desc, plan, run_dir)
+    state = RunState(run_dir, skipped={n: p.skip for n, p in plan.items() if p.skip})
+    (run_dir / "logs").mkdir(exist_ok=True)
+    for volume in desc.volumes:
+        Path(where.volumes[volume]).mkdir(parents=True, exist_ok=True)
+    state.save()
+    for name, planned in plan.items():
+        svc = desc.services[name]
+        if planned.skip:
+            out(f"{name:<11} skipped: {planned.skip}")
+            continue
+        for key in unknown_settings(desc, name, planned.flags) if svc.is_halo else []:
+            out(f"{name:<11} warning: setting {key!r} of deploy/services.yaml is not a flag of `halo serve {svc.serve}`")
+        if name == "prometheus":
+            # scrape what actually runs (started before Prometheus, which comes last in the order)
+            scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
+            config = deployspec.render_prometheus(desc, scraped, scrape_interval)
+            Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
+        cmd, env = _command(desc, name, where)
+        log_path = run_dir / "logs" / f"{name}.log"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        import psutil
+
+        entry = {
+            "pid": proc.pid, "create_time": psutil.Process(proc.pid).create_time(), "protocol": svc.protocol,
+            "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
+            "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
+        }
+        state.services[name] = entry
+        state.save()
+        health, deadline = "", time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                health = f"exited with code {proc.returncode}"
+                break
+            health = _health_of(entry, timeout_s=2.0)
+            if health == "SERVING":
+                break
+            time.sleep(0.2)
+        if health != "SERVING":
+            out(f"{name:<11} FAILED: {health}; last lines of {log_path}:\n{_tail(log_path)}")
+            out("halo up: stopping what was started")
+            down(run_dir, out=out)
+            return 1
+        address = f"http://{LOCAL_HOST}:{planned.port}" if svc.protocol == "http" else f"{LOCAL_HOST}:{planned.port}"
+        metrics = f"  metrics :{planned.metrics_port}" if planned.metrics_port is not None else ""
+        out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
+    out(f"halo up: {len(state.services)} running, state in {state.path} (halo status, halo down)")
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------
+# halo down / halo status
+
+
+def down(run_dir: Path, timeout_s: float = 20.0, out=print) -> int:
+    state = RunState.load(run_dir)
+    if state is None:
+        out(f"halo down: nothing runs from {run_dir}")
+        return 0
+    for name in reversed(list(state.services)):
+        entry = state.services[name]
+        proc = _process(entry)
+        if proc is None:
+            out(f"{name:<11} was not running")
+            continue
+        started = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        deadline = started + timeout_s
+        while (gone := _process(entry) is None) is False and time.monotonic() < deadline:
+            time.sleep(0.05)  # not our child: poll (a zombie waiting for its reaper counts as gone)
+        leftovers = _group_members(entry["pid"])
+        if gone:
+            how = f"stopped (SIGTERM, {time.monotonic() - started:.1f}s)"
+        else:
+            how = f"did not stop in {timeout_s:g}s: killed"
+        if leftovers or not gone:
+            try:
+                os.killpg(entry["pid"], signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            if leftovers:
+                how += f"; killed {len(leftovers)} leftover process(es) of its group"
+        out(f"{name:<11} {how}")
+    state.path.unlink(missing_ok=True)
+    return 0
+
+
+def _group_members(pgid: int) -> list[int]:
+    import psutil
+
+    members = []
+    for proc in psutil.process_iter(["pid", "status"]):
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                members.append(proc.pid)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return members
+
+
+def status(run_dir: Path, as_json: bool = False, out=print) -> int:
+    state = RunState.load(run_dir)
+    if state is None:
+        if as_json:
+            out(json.dumps({"services": {}, "skipped": {}}))
+        else:
+            out(f"halo status: nothing runs from {run_dir} (halo up)")
+        return 1
+    report: dict[str, dict[str, Any]] = {}
+    for name, entry in state.services.items():
+        alive = _process(entry) is not None
+        report[name] = {
+            "pid": entry["pid"], "running": alive, "health": _health_of(entry) if alive else "STOPPED",
+            "address": f"{entry['host']}:{entry['port']}", "metrics_port": entry.get("metrics_port"),
+            "protocol": entry["protocol"], "log": entry["log"],
+        }
+    healthy = all(r["health"] == "SERVING" for r in report.values())
+    if as_json:
+        out(json.dumps({"services": report, "skipped": state.skipped}, indent=2))
+    else:
+        for name, r in report.items():
+            metrics = f"  metrics :{r['metrics_port']}" if r["metrics_port"] is not None else ""
+            out(f"{name:<11} {r['health']:<12} {r['address']}{metrics}  pid {r['pid']}")
+        for name, why in state.skipped.items():
+            out(f"{name:<11} {'-':<12} skipped: {why}")
+    return 0 if healthy and report else 1
+
+
+# --------------------------------------------------------------------------------------------------
+# Command line
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="halo", description="HALO's services as local processes")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_up = sub.add_parser("up", help="start the services of deploy/services.yaml as local processes")
+    p_up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="pids, ports, logs (default .halo/run)")
+    p_up.add_argument("--ports", choices=["default", "free"], default="default",
+                      help="the description's ports, or free ephemeral ones (tests, several stacks)")
+    p_up.add_argument("--only", default="", help="comma-separated services (their dependencies come along)")
+    p_up.add_argument("--timeout-s", type=float, default=90.0, help="how long each service gets to turn healthy")
+    p_up.add_argument("--scrape-interval", default=None, help="local Prometheus scrape interval (default: the description's)")
+    p_down = sub.add_parser("down", help="stop what `halo up` started (SIGTERM, then SIGKILL)")
+    p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
+    p_status = sub.add_parser("status", help="pids and health of what `halo up` started")
+    p_status.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    p_status.add_argument("--json", action="store_true")
+    p_health = sub.add_parser("health", help="gRPC health check (host:port) or HTTP check (http://...); exit 0 when serving")
+    p_health.add_argument("target")
+    p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
+    p_health.add_argument("--timeout-s", type=float, default=3.0)
+    p_deploy = sub.add_parser("deploy", help="files generated from deploy/services.yaml")
+    deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
+    p_render = deploy_sub.add_parser("render", help="write docker-compose.yml and deploy/prometheus/prometheus.yml")
+    p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
+
+    args = parser.parse_args(argv)
+    if args.command == "up":
+        only = [n.strip() for n in args.only.split(",") if n.strip()]
+        return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval)
+    if args.command == "down":
+        return down(args.run_dir, args.timeout_s)
+    if args.command == "status":
+        return status(args.run_dir, args.json)
+    if args.command == "health":
+        result = check_health(args.target, args.service, args.timeout_s)
+        print(result)
+        return 0 if result == "SERVING" else 1
+    if args.command == "deploy":
+        return deployspec.render(check=args.check)
+    return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

