@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -29,13 +30,20 @@ def test_replica_serves_every_v2_omnizon_task():
 
 
 @pytest.mark.parametrize("task_id", OMNIZON_TASKS)
-async def test_task_oracle_scores_1_noop_and_wrong_attempt_score_0(env, task_id, tmp_path, monkeypatch):
+async def test_task_oracle_scores_1_noop_and_wrong_attempt_score_0(env, task_id):
+    decoy = None
     if task_id == "omnizon-28":
         # eval_omnizon_28.py also reads every *.json / *.txt next to the state file (agisdk writes
-        # it to the temp dir): give the evaluator a private, empty temp dir so the score depends
-        # on this attempt's state alone (see test_eval_28_reads_sibling_files_of_the_state_file).
-        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    row = await verify_task(env, default_registry().get(task_id))
+        # it to the shared temp dir; see test_eval_28_reads_sibling_files_of_the_state_file). A
+        # stranger's failed attempt lying there must not change the score: HALO's evaluator runs
+        # each script with its state file alone.
+        decoy = Path(tempfile.gettempdir()) / "eval_stranger_attempt.txt"
+        decoy.write_text("Order unsuccessful")
+    try:
+        row = await verify_task(env, default_registry().get(task_id))
+    finally:
+        if decoy is not None:
+            decoy.unlink()
     assert row.oracle is not None and row.noop is not None and row.wrong is not None
     assert not row.oracle.errors, row.oracle.errors
     assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)

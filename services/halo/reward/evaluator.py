@@ -1,7 +1,8 @@
 """Final task evaluation with REAL's own evaluator (agisdk), on a site's /finish state.
 
-REAL v2 tasks are scored by agisdk's eval scripts, run by `WebCloneEvaluator` in a subprocess
-with its own 30 s timeout; jmespath evals (HALO's own tasks use them, in the same task-file
+REAL v2 tasks are scored by agisdk's eval scripts, run the way `WebCloneEvaluator` runs them (a
+subprocess, its 30 s timeout, SUCCESS in stdout) but with the state file in a private folder
+(see run_script); jmespath evals (HALO's own tasks use them, in the same task-file
 format) go through the same evaluator's `jmespath_verify` + `exact_match`, so a result here is
 exactly agisdk's. LLM-judge evals ask the policy gateway's Judge route (judge.py). A task
 succeeds when every eval passes (REAL's scoring).
@@ -14,10 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
@@ -69,13 +74,28 @@ def needs_judge(task: TaskSpec) -> bool:
     return any(spec.kind == "llm_judge" for spec in task.evals)
 
 
+SCRIPT_TIMEOUT_S = 30  # agisdk's per-script timeout
+
+
 def run_script(spec: EvalSpec, index: int, state: dict[str, Any], final_message: str) -> EvalOutcome:
-    """One eval script through agisdk (blocking: a subprocess with agisdk's 30 s timeout)."""
-    passed, info = agisdk_evaluator().execute_eval_script_subprocess(spec.script, state, final_message)
-    error = info.get("error") or ""
-    if not error and info.get("return_code") not in (0, None):
-        error = f"exit code {info['return_code']}: {(info.get('stderr') or '').strip()[-500:]}"
-    return EvalOutcome(index, "script", bool(passed), spec.script, output=str(info.get("output") or ""), error=str(error))
+    """One eval script, exactly as agisdk's WebCloneEvaluator runs it (same interpreter, the state
+    JSON file as argv[1], its 30 s timeout, SUCCESS in stdout), except that the state file sits
+    alone in a private temp folder: agisdk writes it to the shared temp dir, and a script that
+    reads its siblings (eval_omnizon_28.py) would otherwise score other attempts' files."""
+    script = agisdk_v2_dir() / "eval_scripts" / spec.script
+    if not script.exists():
+        return EvalOutcome(index, "script", False, spec.script, error=f"evaluation script {spec.script} not found in {script.parent}")
+    with tempfile.TemporaryDirectory(prefix="halo-eval-") as folder:
+        state_file = Path(folder) / f"eval_{script.stem}.json"
+        state_file.write_text(json.dumps(state, indent=2))
+        try:
+            result = subprocess.run([sys.executable, str(script), str(state_file)], capture_output=True, text=True,
+                                    timeout=SCRIPT_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return EvalOutcome(index, "script", False, spec.script, error=f"timed out after {SCRIPT_TIMEOUT_S} s")
+    stdout, stderr = result.stdout.strip(), result.stderr.strip()
+    error = f"exit code {result.returncode}: {stderr[-500:]}" if result.returncode != 0 else ""
+    return EvalOutcome(index, "script", "SUCCESS" in stdout.upper(), spec.script, output=stdout, error=error)
 
 
 def run_jmespath(spec: EvalSpec, index: int, state: dict[str, Any]) -> EvalOutcome:
