@@ -4,24 +4,26 @@ reply, forward, search, snooze, archive, spam, trash), served under /gomail/.
 Pages are server-rendered; every state change is a form post an agent can trigger from the page
 (toolbar buttons over checkbox selections, row buttons, menus, the compose window), followed by a
 redirect back to the list or conversation it came from. The store and its rules live in
-`mailbox.py`, the data in `data.py`, the oracles in `oracles.py`.
+`mailbox.py` (changes), `views.py` (folders, search, pages) and `compose.py` (sending, drafts), the
+data in `data.py`, the oracles in `oracles.py`.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 from datetime import timedelta
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from halo.sites.gomail import mailbox
+from halo.sites.gomail import compose, mailbox, views
+from halo.sites.gomail.compose import Draft
 from halo.sites.gomail.data import CONTACTS, TODAY, USER
-from halo.sites.gomail.mailbox import FOLDERS, Draft, MailError, View
 from halo.sites.gomail.oracles import ORACLES, WRONG_ATTEMPTS
+from halo.sites.gomail.views import FOLDERS, MailError, View
 from halo.sites.replica import Replica
 from halo.sites.store import SiteSession
 
@@ -67,7 +69,7 @@ def _view_from_path(path: str) -> View:
 
 
 def _recipient_name(address: str) -> str:
-    return "me" if address == USER.address else mailbox.contact_name(address)
+    return "me" if address == USER.address else compose.contact_name(address)
 
 
 class GoMail(Replica):
@@ -86,11 +88,11 @@ class GoMail(Replica):
     def __init__(self, store) -> None:
         super().__init__(store)
         self.templates.env.filters.update(
-            snippet=mailbox.snippet,
-            list_date=mailbox.list_date,
-            full_date=mailbox.full_date,
-            snooze_label=mailbox.snooze_label,
-            contact_name=mailbox.contact_name,
+            snippet=views.snippet,
+            list_date=views.list_date,
+            full_date=views.full_date,
+            snooze_label=views.snooze_label,
+            contact_name=compose.contact_name,
             recipient_name=_recipient_name,
             face_color=lambda email: _FACE_COLORS[int(hashlib.md5(email["from"].encode()).hexdigest(), 16) % len(_FACE_COLORS)],
         )
@@ -131,21 +133,21 @@ class GoMail(Replica):
         retry = params.get("retry") == "1"
         if not retry:
             ui["compose"] = dict(mailbox.EMPTY_COMPOSE)  # a fresh form unless a send was just rejected
-        compose = None
+        compose_form = None
         if params.get("compose"):
-            compose = dict(ui["compose"])
+            compose_form = dict(ui["compose"])
             draft = state["email"]["emails"].get(params.get("draft", ""))
             if draft is not None and draft["draft"] and not retry:
-                compose.update(to=", ".join(draft["to"]), cc=", ".join(draft["cc"]), bcc=", ".join(draft["bcc"]),
-                               subject=draft["subject"], body=mailbox.plain_text(draft["content"]), draftId=draft["id"])
+                compose_form.update(to=", ".join(draft["to"]), cc=", ".join(draft["cc"]), bcc=", ".join(draft["bcc"]),
+                               subject=draft["subject"], body=views.plain_text(draft["content"]), draftId=draft["id"])
         snackbar = ui["snackbar"]["message"] if ui["snackbar"]["open"] else ""
         response = self.render(
             request, template,
-            page_title=page_title, active_nav=active_nav, back_here=here, compose=compose, snackbar=snackbar,
+            page_title=page_title, active_nav=active_nav, back_here=here, compose=compose_form, snackbar=snackbar,
             compose_href=self.url(_with_params(here, compose="1")), nav_items=NAV_ITEMS,
-            counts=mailbox.folder_counts(state), contacts=CONTACTS, label_names=mailbox.label_names(state),
-            snooze_options=mailbox.snooze_options(), default_snooze_date=(TODAY + timedelta(days=1)).isoformat(),
-            in_inbox=lambda email: mailbox.in_folder(email, "inbox"),
+            counts=views.folder_counts(state), contacts=CONTACTS, label_names=views.label_names(state),
+            snooze_options=views.snooze_options(), default_snooze_date=(TODAY + timedelta(days=1)).isoformat(),
+            in_inbox=lambda email: views.in_folder(email, "inbox"),
             **extra,
         )
         ui["snackbar"]["open"] = False  # shown once, like Gmail's toast; the message stays in the store
@@ -155,7 +157,7 @@ class GoMail(Replica):
         state = self.session(request).state
         if view.kind != "search":
             mailbox.clear_search_box(state)
-        page = mailbox.page_of(state, view)
+        page = views.page_of(state, view)
         here = view.path(page.page)
 
         def open_href(email: dict[str, Any]) -> str:
@@ -181,7 +183,7 @@ class GoMail(Replica):
 
     async def label_page(self, request: Request) -> Response:
         name = request.path_params["name"]
-        if name not in mailbox.label_names(self.session(request).state):
+        if name not in views.label_names(self.session(request).state):
             return self._redirect("/")
         return self._list(request, View(kind="label", label=name, page=self._page_number(request)))
 
@@ -208,7 +210,7 @@ class GoMail(Replica):
         replies = [e for e in emails.values() if e.get("inReplyTo") == email_id and e["isReply"] and not (e["trash"] or e["draft"])]
         thread = [email, *sorted(replies, key=lambda e: (e["date"], e["time"], int(e["id"])))]
         back_view = _view_from_path(back)
-        listed = [e["id"] for e in mailbox.emails_in(state, back_view)]
+        listed = [e["id"] for e in views.emails_in(state, back_view)]
         position = f"{listed.index(email_id) + 1} of {len(listed)}" if email_id in listed else ""
         here = f"/email/{email_id}?" + urlencode({"back": back})
         reply = None
@@ -252,7 +254,7 @@ class GoMail(Replica):
                 mailbox.mark_all_read(state, view)
             else:
                 if form.get("all_matching") == "1":
-                    ids = [e["id"] for e in mailbox.emails_in(state, view)]
+                    ids = [e["id"] for e in views.emails_in(state, view)]
                 else:
                     ids = [str(i) for i in form.getlist("ids")]
                 if action.startswith("snooze@"):
@@ -303,9 +305,9 @@ class GoMail(Replica):
         draft = self._draft_from_form(form)
         back = _safe_back(form.get("back"))
         try:
-            mailbox.send(state, draft)
+            compose.send(state, draft)
         except MailError as exc:
-            mailbox.remember_rejected(state, draft, str(exc))
+            compose.remember_rejected(state, draft, str(exc))
             if draft.mode in ("reply", "forward"):
                 return self._redirect(_with_params(back, **{draft.mode: "1", "retry": "1"}) + "#reply")
             return self._redirect(_with_params(back, compose="1", retry="1"))
@@ -313,12 +315,12 @@ class GoMail(Replica):
 
     async def compose_close(self, request: Request) -> Response:
         form = await request.form()
-        mailbox.save_draft(self.session(request).state, self._draft_from_form(form))
+        compose.save_draft(self.session(request).state, self._draft_from_form(form))
         return self._redirect(_safe_back(form.get("back")))
 
     async def compose_discard(self, request: Request) -> Response:
         form = await request.form()
-        mailbox.discard_draft(self.session(request).state, str(form.get("draft_id", "")))
+        compose.discard_draft(self.session(request).state, str(form.get("draft_id", "")))
         return self._redirect(_safe_back(form.get("back")))
 
     async def create_label(self, request: Request) -> Response:
