@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,11 +14,15 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def halo(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+# The stack runs offline: routes that need a key refuse calls (FAILED_PRECONDITION), none goes out.
+OFFLINE_ENV = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TINKER_API_KEY")}
+
+
+def halo(*args: str, timeout: float = 240, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real command line, as a user runs it."""
     return subprocess.run(
         [sys.executable, "-m", "halo.cli", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL, env=env or OFFLINE_ENV,
     )
 
 

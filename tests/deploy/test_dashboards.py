@@ -21,7 +21,7 @@ import pytest
 from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
 from halo.errors import Unavailable
-from halo.v1 import reward_pb2, reward_pb2_grpc
+from halo.v1 import policy_pb2, policy_pb2_grpc, reward_pb2, reward_pb2_grpc
 
 from .conftest import REPO, UpStack
 
@@ -46,10 +46,22 @@ async def _create(env: EnvClient, task_id: str, patience_s: float = 30.0):
             await asyncio.sleep(0.5)
 
 
-async def _episode(env: EnvClient, reward, task_id: str, solve: bool) -> bool:
+async def _sample(gateway, goal: str, obs) -> None:
+    """The policy gateway: the embedded policy answers; a route without its API key is an error."""
+    policy_input = policy_pb2.PolicyInput(goal=goal, observation=obs)
+    reply = await gateway.Sample(policy_pb2.SampleRequest(model="embedded", n=2, input=policy_input), timeout=120)
+    assert len(reply.candidates) == 2 and all(c.valid for c in reply.candidates)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await gateway.Sample(policy_pb2.SampleRequest(model="gpt", input=policy_input), timeout=60)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION  # no OPENAI_API_KEY here
+
+
+async def _episode(env: EnvClient, reward, gateway, task_id: str, solve: bool) -> bool:
     """One attempt: steps scored by the reward service (when it runs), then the final evaluation."""
     created = await _create(env, task_id)
     sid, obs = created.session_id, created.observation
+    if gateway is not None:
+        await _sample(gateway, "Click the Sign up button.", obs)
     if reward is not None:
         await reward.StartEpisode(reward_pb2.StartEpisodeRequest(episode_id=sid, task_id=task_id), timeout=30)
     button = next(e for e in obs.elements if e.name == "Sign up")
@@ -125,19 +137,26 @@ def scraped_run(up_stack):
 
     async def run() -> None:
         async with httpx.AsyncClient(timeout=10) as http, EnvClient(up_stack.target("env"), timeout_s=60) as env:
-            channel = grpc.aio.insecure_channel(up_stack.target("reward")) if "reward" in running else None
-            reward = reward_pb2_grpc.RewardServiceStub(channel) if channel else None
-            checks = {"env": "halo_env_steps_total"} | ({"reward": "halo_reward_evaluations_total"} if reward else {})
+            channels = {n: grpc.aio.insecure_channel(up_stack.target(n)) for n in ("reward", "gateway") if n in running}
+            reward = reward_pb2_grpc.RewardServiceStub(channels["reward"]) if "reward" in channels else None
+            gateway = policy_pb2_grpc.PolicyGatewayStub(channels["gateway"]) if "gateway" in channels else None
+            checks = {"env": "halo_env_steps_total"}
+            if reward is not None:
+                checks["reward"] = "halo_reward_evaluations_total"
+            if gateway is not None:
+                checks["gateway"] = "halo_gateway_requests_total"
             try:
                 for phase in range(2):
                     for solve in (True, False):
-                        outcomes.append(await _episode(env, reward, "playground-signup", solve))
+                        outcomes.append(await _episode(env, reward, gateway, "playground-signup", solve))
                     if phase == 0:
                         await _env_failure(env, up_stack.state["services"]["env"]["pid"])
+                    # the env service refreshes its restarts gauge when asked for pool stats (as monitors do)
+                    await env.pool_stats()
                     await _wait_until_scraped(http, prom, up_stack, checks)
                 await asyncio.sleep(2.5)  # a few more samples after the last increase
             finally:
-                if channel is not None:
+                for channel in channels.values():
                     await channel.close()
 
     asyncio.run(run())
