@@ -3,10 +3,10 @@
 Real architecture (Qwen3VLForConditionalGeneration), real processor (Qwen3VLProcessor with the
 PIL image processor: no torchvision), real byte-level BPE tokenizer trained here on a few
 sentences with Qwen's special tokens and a ChatML chat template. Its weights are random, so
-its output is gibberish: the tests check plumbing (images in, tokens and text out, parsing,
+its output is gibberish: tests and `halo bench gateway` check plumbing and overhead (images in, tokens and text out, parsing,
 errors), never quality. Small enough that one completion takes well under a second on a CPU.
 
-    python -m tests.policy.tiny_qwen3vl /tmp/tiny-qwen3vl
+    python -m halo.bench.tiny_qwen3vl /tmp/tiny-qwen3vl
 """
 
 from __future__ import annotations
