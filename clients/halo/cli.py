@@ -7,6 +7,7 @@
     halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
     halo sites shots               screenshots of each replica's main pages
     halo bench env                 env service vs raw Playwright throughput
+    halo bench gateway             policy gateway overhead over calling its backend directly
     halo protos [--check]          regenerate (or check) the gRPC stubs
     halo up | status | down        the services of deploy/services.yaml as local processes (halo.launcher)
     halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
@@ -24,6 +25,7 @@ import sys
 GRPC_SERVICES: dict[str, tuple[str, str]] = {
     "env": ("halo.env.config:EnvSettings", "halo.env.server:build_service"),
     "reward": ("halo.reward.config:RewardSettings", "halo.reward.server:build_service"),
+    "gateway": ("halo.policy.config:GatewaySettings", "halo.policy.server:build_service"),
     "trainer": ("halo.trainer.config:TrainerSettings", "halo.trainer.server:build_service"),
 }
 
@@ -140,6 +142,12 @@ def main(argv: list[str] | None = None) -> int:
     be.add_argument("--steps", type=int, default=40, help="steps per session per level")
     be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
     be.add_argument("--json", default="", help="also write the results to this JSON file")
+    bg = bench_sub.add_parser("gateway", help="policy gateway overhead over calling the backend directly")
+    bg.add_argument("--requests", type=int, default=30, help="calls per path")
+    bg.add_argument("--max-tokens", type=int, default=16, help="completion tokens per call (HTTP backend)")
+    bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
+    bg.add_argument("--served-model", default="", help="model name on --base-url")
+    bg.add_argument("--json", default="", help="also write the results to this JSON file")
 
     train = sub.add_parser("train", help="train a policy with GRPO (locally, or on a trainer service with --submit)")
     train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
@@ -154,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--loss-fn", default="importance_sampling", choices=["importance_sampling", "ppo", "cispo", "dro"])
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
@@ -181,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         for path in asyncio.run(render_shots(Path(args.out), args.site or None)):
             print(path)
         return 0
+    if args.command == "bench" and args.bench_command == "gateway":
+        from halo.bench.gateway import run_gateway_bench
+
+        return asyncio.run(run_gateway_bench(args.requests, args.max_tokens, args.base_url, args.served_model, args.json))
     if args.command == "bench":
         from halo.bench.env import run_env_bench
 
