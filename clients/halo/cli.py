@@ -71,7 +71,7 @@ def _train(args: argparse.Namespace) -> int:
         groups_per_batch=args.groups_per_batch, total_steps=args.steps,
         learning_rate=args.lr or (3e-3 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
         max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
-        extra={"eval_every": args.eval_every} if args.eval_every else {},
+        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs},
     )
     try:
         spec.validate()

@@ -97,6 +97,6 @@ class EmbeddedLearner:
         self.head.eval()
         self.updates += 1
         return {
-            "loss": float(total), "grad_norm": grad_norm, "actions_trained": float(len(terms)),
+            "loss": float(total.detach()), "grad_norm": grad_norm, "actions_trained": float(len(terms)),
             "mean_ratio": sum(ratios) / len(ratios), "policy_entropy": sum(entropies) / len(entropies),
         }

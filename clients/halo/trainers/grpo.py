@@ -101,6 +101,7 @@ async def train_embedded(ctx: RunContext) -> None:
     config = RolloutConfig(max_steps=spec.max_steps, screenshots=False, reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
     concurrency = int(extra.get("concurrency", spec.group_size))
     eval_every = int(extra.get("eval_every", 0))
+    update_epochs = max(1, int(extra.get("update_epochs", 1)))
     eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
     adapter = f"run-{ctx.run_id}"
     services = ctx.services
@@ -124,7 +125,8 @@ async def train_embedded(ctx: RunContext) -> None:
                     kept = [e for e in group if not e.env_failure]
                     episodes += kept
                     advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
-                update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
+                for _ in range(update_epochs):  # several passes over one batch: the ratio term keeps them honest
+                    update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
                 await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
                 metrics = step_metrics([[summarize(e) for e in g] for g in groups]) | update
                 if eval_every and (step % eval_every == 0 or step == spec.total_steps):

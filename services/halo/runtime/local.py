@@ -18,9 +18,12 @@ class LocalStack:
     env_overrides: dict[str, Any] = field(default_factory=dict)
     with_reward: bool = False                      # also start the reward service (stack.reward_target)
     reward_overrides: dict[str, Any] = field(default_factory=dict)   # RewardSettings fields
+    with_gateway: bool = False                     # also start the policy gateway (stack.gateway_target)
+    gateway_overrides: dict[str, Any] = field(default_factory=lambda: {"only_routes": ["embedded"]})
     sites: BackgroundSitesServer | None = None
     env: RunningService | None = None
     reward: RunningService | None = None
+    gateway: RunningService | None = None
 
     async def __aenter__(self) -> "LocalStack":
         from halo.env.config import EnvSettings
@@ -32,6 +35,8 @@ class LocalStack:
             self.env = await start_service(build_service(settings), settings)
             if self.with_reward:
                 await self._start_reward()
+            if self.with_gateway:
+                await self._start_gateway()
         except BaseException:
             await self.__aexit__()
             raise
@@ -43,6 +48,18 @@ class LocalStack:
 
         settings = RewardSettings(**{"port": 0, "metrics_port": 0, **self.reward_overrides})
         self.reward = await start_service(build_reward(settings), settings)
+
+    async def _start_gateway(self) -> None:
+        from halo.policy.config import GatewaySettings
+        from halo.policy.server import build_service as build_gateway
+
+        settings = GatewaySettings(**{"port": 0, "metrics_port": 0, **self.gateway_overrides})
+        self.gateway = await start_service(build_gateway(settings), settings)
+
+    @property
+    def gateway_target(self) -> str:
+        assert self.gateway is not None, "LocalStack(with_gateway=True) starts the policy gateway"
+        return self.gateway.target
 
     @property
     def reward_target(self) -> str:
@@ -60,6 +77,8 @@ class LocalStack:
         return self.env.spec.core
 
     async def __aexit__(self, *exc: object) -> None:
+        if self.gateway is not None:
+            await self.gateway.stop(grace=1.0)
         if self.reward is not None:
             await self.reward.stop(grace=1.0)
         if self.env is not None:
