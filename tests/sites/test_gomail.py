@@ -4,6 +4,7 @@ scripts depend on (ids of the groups they hard-code, diff shapes, select-all sem
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import re
@@ -15,7 +16,7 @@ from halo.env.tasks import default_registry
 from halo.sites.app import create_app
 from halo.sites.gomail import GoMail, compose, mailbox, views
 from halo.sites.gomail.views import MailError, View
-from halo.sites.verify import verify_task
+from halo.sites.verify import VerifyRow, verify_task
 
 
 def _natural(task_id: str) -> int:
@@ -32,9 +33,22 @@ def test_replica_serves_every_v2_gomail_task():
     assert set(GoMail.oracles) == set(GoMail.wrong_attempts) == GoMail.task_ids
 
 
+@pytest.fixture(scope="module")
+async def verified(env) -> dict[str, VerifyRow]:
+    """Oracle / no-op / wrong attempt of every task, a few tasks at a time (the browser pool has 8 contexts)."""
+    limit = asyncio.Semaphore(3)
+
+    async def verify(task_id: str) -> VerifyRow:
+        async with limit:
+            return await verify_task(env, default_registry().get(task_id))
+
+    rows = await asyncio.gather(*(verify(task_id) for task_id in GOMAIL_TASKS))
+    return {row.task.id: row for row in rows}
+
+
 @pytest.mark.parametrize("task_id", GOMAIL_TASKS)
-async def test_task_verifies_with_agisdk_scripts(env, task_id):
-    row = await verify_task(env, default_registry().get(task_id))
+async def test_task_verifies_with_agisdk_scripts(verified, task_id):
+    row = verified[task_id]
     assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
     assert row.oracle.score == 1.0, row.oracle.evaluation
     assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
