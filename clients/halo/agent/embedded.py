@@ -276,7 +276,7 @@ class EmbeddedPolicy:
         scale = temperature if temperature > 0 else 1.0
         return torch.log_softmax(head(features) / scale, dim=-1)
 
-    @torch.inference_mode()
+    @torch.no_grad()  # not inference_mode: the returned features must stay usable by a trainer's autograd
     def sample(
         self, head: ScoringHead, ctx: PolicyContext, n: int = 1, temperature: float = 1.0, seed: int = 0,
     ) -> tuple[Features, list[EmbeddedSample]]:
@@ -294,7 +294,7 @@ class EmbeddedPolicy:
         ]
         return features, samples
 
-    @torch.inference_mode()
+    @torch.no_grad()
     def score(self, head: ScoringHead, ctx: PolicyContext, actions: Sequence[A.Action]) -> list[float | None]:
         """Probability of each given action under the policy (None: not one of its candidates)."""
         features = self.featurize(ctx)
