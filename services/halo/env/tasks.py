@@ -18,10 +18,18 @@ from halo.runtime.errors import NotFound
 UNSCORABLE: dict[str, str] = {
     "gocalendar-11": "agisdk's eval_gocalendar_11.py is empty: it prints nothing, so every attempt scores 0",
 }
-#: Scripts that run but depend on the machine (paths, clocks, sibling files): scorable with caveats.
+#: Scripts that run but depend on the machine (paths, clocks, sibling files) or accept more than the
+#: goal asks (found while building the replicas): scorable, with caveats.
 CAVEATS: dict[str, str] = {
     "marrisuite-8": "eval script depends on absolute paths/timestamps",
     "networkin-25": "eval script depends on absolute paths/timestamps",
+    "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",
+    "gomail-11": "succeeds if any one email older than two months (ids 52-56) is trashed, not all of them",
+    "gomail-14": "any single batch of 1-50 trashed emails passes ('visible' is not checked)",
+    "gomail-20": "trashing only the first page (50 of 56) passes; trash counts from the two diff sources are added",
+    "gomail-21": "the alerts set is taken from the snoozed emails themselves: snoozing any subset passes; 7 days unchecked",
+    "gomail-23": "checks 10-30 trashed emails, not that they have 'support' in the title",
+    "gomail-24": "only checks that id 1 (John Doe) was trashed",
     "omnizon-28": (
         "eval_omnizon_28.py scores the state file plus every *.json/*.txt file beside it (agisdk writes the "
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
