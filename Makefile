@@ -4,8 +4,9 @@
 setup:
 	@bash scripts/setup.sh
 
+# The main job on the embedded default: GRPO on the local playground replica, showing it learn.
 demo: setup
-	.venv/bin/halo demo
+	.venv/bin/halo train
 
 test: setup
 	.venv/bin/python -m pytest -q -p no:cacheprovider

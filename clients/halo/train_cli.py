@@ -45,13 +45,27 @@ async def _follow(events, total: int) -> str:
     return final
 
 
+def _summary(rows: list[dict[str, float]]) -> None:
+    """Before/after: did it learn?"""
+    if not rows:
+        return
+    first, last = rows[0], rows[-1]
+    console.print(f"training success rate (sampled): step 1 {first.get('success_rate', 0):.0%} -> step {last['step']} {last.get('success_rate', 0):.0%}")
+    if "eval_success_rate_untrained" in first:
+        evals = [r for r in rows if "eval_success_rate" in r]
+        after = evals[-1]["eval_success_rate"] if evals else float("nan")
+        console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+
+
 async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
     from halo.runtime.local import LocalStack
+    from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
     from halo.trainers.context import ServiceTargets
     from halo.trainers.plots import plot_curves
     from halo.trainers.registry import resolve_trainer
 
+    configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
     with console.status("starting sites, env, reward and gateway services (Chromium)…"):
         stack = await LocalStack(
             env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60},
@@ -75,6 +89,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
             console.print(f"curves: {png}")
         console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
         console.print(final)
+        _summary(rows)
         return 0 if jobs.get(record.run_id).state.value == "succeeded" else 1
     finally:
         await stack.__aexit__(None, None, None)

@@ -111,6 +111,11 @@ async def train_embedded(ctx: RunContext) -> None:
         tasks = await expand_tasks(env, spec.task_ids)
         await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
         policy = GatewayPolicy(gateway, spec.model, adapter, spec.temperature)
+        baseline: dict[str, float] = {}
+        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
+            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
+                env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
+            ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
         try:
             for step in range(ctx.start_step + 1, spec.total_steps + 1):
                 if ctx.stop_requested():
@@ -132,7 +137,8 @@ async def train_embedded(ctx: RunContext) -> None:
                 if eval_every and (step % eval_every == 0 or step == spec.total_steps):
                     metrics["eval_success_rate"] = await evaluate_greedy(
                         env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
-                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started}
+                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started} | baseline
+                baseline = {}  # recorded once, with the first step
                 await ctx.complete_step(step, metrics, learner.save)
         finally:
             try:

@@ -21,7 +21,8 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "") ->
     ax_reward.legend()
     ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate")
     if any("eval_success_rate" in r for r in rows):
-        ev = [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]
+        ev = [(0, r["eval_success_rate_untrained"]) for r in rows if "eval_success_rate_untrained" in r]
+        ev += [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]
         ax_success.plot([s for s, _ in ev], [v for _, v in ev], marker="s", color="tab:purple", label="held-out eval (greedy)")
     ax_success.set_ylim(-0.05, 1.05)
     ax_success.set_xlabel("training step")
