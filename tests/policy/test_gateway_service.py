@@ -148,3 +148,14 @@ async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exha
             await first
     finally:
         fake_vllm.delay_s = 0.0
+
+
+async def test_embedded_candidates_are_written_in_the_requested_syntax(policy):
+    response = await policy.sample("embedded", input=pages.policy_input(), n=3, temperature=1.0, seed=1,
+                                   action_format=pb.ACTION_FORMAT_BROWSERGYM)
+    from halo.agent.parse import parse_action
+    from halo.agent.formats import ActionFormat
+
+    for c in response.candidates:
+        assert c.parsed_format == pb.ACTION_FORMAT_BROWSERGYM
+        assert parse_action(c.text, ActionFormat.BROWSERGYM).action == action_from_proto(c.action)

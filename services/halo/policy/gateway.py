@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from halo.agent.actions import Action
 from halo.agent.context import PolicyContext
-from halo.agent.formats import ActionFormat
+from halo.agent.formats import ActionFormat, format_action
 from halo.agent.parse import ParseError, parse_action
 from halo.agent.prompt import PromptOptions, build_prompt
 from halo.policy import metrics
@@ -261,7 +261,9 @@ class PolicyGateway:
         candidates = []
         for completion in result.completions:
             if completion.action is not None:
-                candidate = SampledCandidate(completion.text, completion.action, parsed_format=fmt)
+                # the backend chose the action itself: write it in the syntax the caller asked for
+                text = format_action(completion.action, fmt, width, height)
+                candidate = SampledCandidate(text, completion.action, parsed_format=fmt)
             else:
                 parsed = parse_action(completion.text, fmt, width, height)
                 candidate = SampledCandidate(completion.text, parsed.action, parsed.error, parsed.repairs, parsed.format)
