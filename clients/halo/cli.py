@@ -69,7 +69,7 @@ def _train(args: argparse.Namespace) -> int:
         name=args.name, kind="grpo", backend=args.backend, mode=args.backend, model=args.model,
         task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
         groups_per_batch=args.groups_per_batch, total_steps=args.steps,
-        learning_rate=args.lr or (3e-3 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
+        learning_rate=args.lr or (2e-2 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
         max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
         extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs},
     )
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--steps", type=int, default=40, help="training steps")
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=2)
-    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 3e-3 embedded, 1e-6 LoRA)")
+    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 LoRA)")
     train.add_argument("--temperature", type=float, default=0.7)
     train.add_argument("--max-steps", type=int, default=6, help="episode length cap")
     train.add_argument("--loss-fn", default="importance_sampling", choices=["importance_sampling", "ppo", "cispo", "dro"])
