@@ -257,50 +257,65 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
         Path(where.volumes[volume]).mkdir(parents=True, exist_ok=True)
     state.save()
     for name, planned in plan.items():
-        svc = desc.services[name]
         if planned.skip:
             out(f"{name:<11} skipped: {planned.skip}")
-            continue
-        for key in unknown_settings(desc, name, planned.flags) if svc.is_halo else []:
-            out(f"{name:<11} warning: setting {key!r} of deploy/services.yaml is not a flag of `halo serve {svc.serve}`")
-        if name == "prometheus":
-            # scrape what actually runs (started before Prometheus, which comes last in the order)
-            scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
-            config = deployspec.render_prometheus(desc, scraped, scrape_interval)
-            Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
-        cmd, env = _command(desc, name, where)
-        log_path = run_dir / "logs" / f"{name}.log"
-        with open(log_path, "ab") as log:
-            proc = subprocess.Popen(
-                cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        import psutil
+        elif desc.services[name].is_halo:
+            for key in unknown_settings(desc, name, planned.flags):
+                out(f"{name:<11} warning: setting {key!r} of deploy/services.yaml is not a flag of `halo serve {name}`")
+    import psutil
 
-        entry = {
-            "pid": proc.pid, "create_time": psutil.Process(proc.pid).create_time(), "protocol": svc.protocol,
-            "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
-            "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
-        }
-        state.services[name] = entry
-        state.save()
-        health, deadline = "", time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                health = f"exited with code {proc.returncode}"
-                break
-            health = _health_of(entry, timeout_s=2.0)
+    # Start every service whose hard dependencies are healthy, all at once (Prometheus last: it
+    # scrapes what runs); addresses of optional peers (`uses`) are known from the plan already.
+    pending = [n for n, p in plan.items() if not p.skip]
+    procs: dict[str, tuple[subprocess.Popen, float]] = {}
+    healthy: set[str] = set()
+    while pending or len(healthy) < len(procs):
+        for name in list(pending):
+            svc = desc.services[name]
+            ready = set(svc.depends_on) <= healthy
+            if name == "prometheus":
+                ready = ready and not [n for n in pending if n != name] and len(healthy) == len(procs)
+            if not ready:
+                continue
+            pending.remove(name)
+            planned = plan[name]
+            if name == "prometheus":
+                scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
+                config = deployspec.render_prometheus(desc, scraped, scrape_interval)
+                Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
+            cmd, env = _command(desc, name, where)
+            log_path = run_dir / "logs" / f"{name}.log"
+            with open(log_path, "ab") as log:
+                proc = subprocess.Popen(
+                    cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            state.services[name] = {
+                "pid": proc.pid, "create_time": psutil.Process(proc.pid).create_time(), "protocol": svc.protocol,
+                "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
+                "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
+            }
+            state.save()
+            procs[name] = (proc, time.monotonic() + timeout_s)
+        for name, (proc, deadline) in procs.items():
+            if name in healthy:
+                continue
+            entry = state.services[name]
+            health = f"exited with code {proc.returncode}" if proc.poll() is not None else _health_of(entry, timeout_s=2.0)
             if health == "SERVING":
-                break
-            time.sleep(0.2)
-        if health != "SERVING":
-            out(f"{name:<11} FAILED: {health}; last lines of {log_path}:\n{_tail(log_path)}")
-            out("halo up: stopping what was started")
-            down(run_dir, out=out)
-            return 1
-        address = f"http://{LOCAL_HOST}:{planned.port}" if svc.protocol == "http" else f"{LOCAL_HOST}:{planned.port}"
-        metrics = f"  metrics :{planned.metrics_port}" if planned.metrics_port is not None else ""
-        out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
+                healthy.add(name)
+                address = f"{LOCAL_HOST}:{entry['port']}"
+                address = f"http://{address}" if entry["protocol"] == "http" else address
+                metrics = f"  metrics :{entry['metrics_port']}" if entry["metrics_port"] is not None else ""
+                out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
+            elif proc.poll() is not None or time.monotonic() > deadline:
+                if proc.poll() is None:
+                    health = f"not healthy after {timeout_s:g}s ({health})"
+                out(f"{name:<11} FAILED: {health}; last lines of {entry['log']}:\n{_tail(Path(entry['log']))}")
+                out("halo up: stopping what was started")
+                down(run_dir, out=out)
+                return 1
+        time.sleep(0.2)
     out(f"halo up: {len(state.services)} running, state in {state.path} (halo status, halo down)")
     return 0
 
