@@ -71,7 +71,7 @@ def _train(args: argparse.Namespace) -> int:
         groups_per_batch=args.groups_per_batch, total_steps=args.steps,
         learning_rate=args.lr or (2e-2 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
         max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
-        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs},
+        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs, "entropy_coef": args.entropy_coef},
     )
     try:
         spec.validate()
@@ -163,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
     train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
+    train.add_argument("--entropy-coef", type=float, default=0.0, help="entropy bonus (embedded learner)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
