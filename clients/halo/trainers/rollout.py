@@ -7,11 +7,12 @@ instead of learning from a fake zero reward.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from halo.agent import actions as A
-from halo.agent.context import PastStep, PolicyContext, page_from_proto
+from halo.agent.context import PageView, PastStep, PolicyContext, page_from_proto
 from halo.client.env import EnvClient
 from halo.client.reward import RewardClient, page_state
 from halo.v1 import common_pb2 as cpb
@@ -41,6 +42,7 @@ class Transition:
     components: dict[str, float]
     action_ok: bool
     action_error: str = ""
+    timings: dict[str, float] = field(default_factory=dict)   # seconds: policy_s, env_s, reward_s
 
 
 @dataclass
@@ -54,6 +56,9 @@ class Episode:
     env_failure_reason: str = ""
     final_message: str = ""
     eval_details: list[str] = field(default_factory=list)
+    scorable: bool = True              # false when agisdk cannot score the task
+    final_page: PageView | None = None  # the observation after the last step (evaluation viewer)
+    timings: dict[str, float] = field(default_factory=dict)   # seconds: setup_s, evaluate_s, total_s
 
     @property
     def ret(self) -> float:
@@ -89,6 +94,8 @@ async def run_episode(
 
     opts = observation_options(config.image_format, 80, screenshot=config.screenshots)
     episode = Episode(task_id, seed)
+    clock = time.perf_counter
+    started = clock()
     created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts, run_id=config.run_id)
     session_id, obs = created.session_id, created.observation
     replica = created.task.replica_available
@@ -98,16 +105,20 @@ async def run_episode(
         await reward.start_episode(session_id, task_id, overrides=config.reward_overrides, initial=before)
         history: list[PastStep] = []
         done = False
+        episode.timings["setup_s"] = clock() - started
         while not done:
             ctx = PolicyContext(goal=created.task.goal, page=page_from_proto(obs), history=tuple(history[-config.history_steps:]))
+            t0 = clock()
             decision = await policy.decide(ctx)
             action = decision.action if decision.action is not None else A.Noop()
+            t1 = clock()
             result = await env.step(session_id, action, raw_text=decision.raw_text, observation=opts)
             if result.env_failure:
                 episode.env_failure, episode.env_failure_reason = True, result.env_failure_reason
                 return episode
             obs, done = result.observation, result.done
             after = page_state(obs, (await env.get_state(session_id)).state_json if replica else "")
+            t2 = clock()
             breakdown = await reward.score_transition(
                 session_id, len(episode.transitions), decision.action, before, after, action_ok=result.action_ok,
                 raw_text=decision.raw_text, done=done,
@@ -115,14 +126,18 @@ async def run_episode(
             episode.transitions.append(Transition(
                 ctx, decision, breakdown.total, {c.name: c.value for c in breakdown.components},
                 result.action_ok, result.action_error,
+                timings={"policy_s": t1 - t0, "env_s": t2 - t1, "reward_s": clock() - t2},
             ))
             history.append(PastStep(action, result.action_error, decision.raw_text))
             before = after
+        episode.final_page = page_from_proto(obs)
+        t0 = clock()
         state = await env.get_state(session_id)
         episode.final_message = state.final_message
         result = await reward.evaluate(task_id, state.state_json, state.final_message, episode_id=session_id)
-        episode.success, episode.success_bonus = result.success, result.success_bonus
+        episode.success, episode.success_bonus, episode.scorable = result.success, result.success_bonus, result.scorable
         episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip() for d in result.details]
+        episode.timings |= {"evaluate_s": clock() - t0, "total_s": clock() - started}
         return episode
     finally:
         try:
