@@ -155,7 +155,7 @@ class SentenceEncoder:
 
 # ------------------------------------------------------------------------------ features
 
-N_EXTRA = len(ACTION_KINDS) + 8
+N_EXTRA = len(ACTION_KINDS) + 8 + 2  # + goal relevance: cosine similarity, quoted goal text mentioned
 
 
 def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int], last_bid: str | None) -> list[float]:
@@ -266,6 +266,12 @@ class EmbeddedPolicy:
         vectors = self.encoder.encode([ctx.goal] + [c.description for c in candidates])
         goal, described = vectors[0], vectors[1:]
         extras = torch.tensor([_extra_features(c, ctx, acted, last_bid) for c in candidates], dtype=torch.float32)
+        # Two explicit relevance signals the head would otherwise have to discover from the raw
+        # vectors: the goal/candidate cosine (the encoder's vectors are L2-normalised) and whether
+        # the candidate names a phrase the goal quotes ('press "Finish"' -> button "Finish").
+        quoted = [q.lower() for q in text_slots(ctx.goal)]
+        mentions = torch.tensor([[1.0 if any(q in c.description.lower() for q in quoted) else 0.0] for c in candidates])
+        extras = torch.cat([extras, (described @ goal).unsqueeze(-1), mentions], dim=-1)
         goal_rows = goal.expand(len(candidates), -1)
         tensor = torch.cat([described, goal_rows, described * goal_rows, extras], dim=-1)
         return Features(candidates, tensor)
