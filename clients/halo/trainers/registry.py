@@ -11,4 +11,12 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
         from halo.trainers.grpo import train_embedded
 
         return train_embedded
-    raise ValueError(f"no trainer for kind={spec.kind!r} backend={spec.backend!r} yet (available: grpo/embedded)")
+    if spec.kind == "mcts" and spec.backend == "embedded":
+        from halo.trainers.mcts import train_embedded as train_mcts_embedded
+
+        return train_mcts_embedded
+    if spec.kind == "grpo" and spec.backend == "tinker":
+        from halo.trainers.tinker_train import train_tinker
+
+        return train_tinker
+    raise ValueError(f"no trainer for kind={spec.kind!r} backend={spec.backend!r} yet (available: grpo/embedded, grpo/tinker, mcts/embedded)")

@@ -1,0 +1,289 @@
+"""The Tinker backend: GRPO on Qwen3-VL-30B-A3B with tinker-cookbook's RL loop, hosted as a HALO run.
+
+    halo train --backend tinker --tasks playground-signup     (TINKER_API_KEY must be set)
+
+`train_tinker(ctx)` maps the RunSpec onto `tinker_cookbook.rl.train.Config` and runs the
+cookbook's `main()`: Tinker samples (`SamplingClient`), the envs in `tinker_env.py` step HALO's
+env service and score with its reward service, the cookbook centres rewards per group
+(dr_grpo: A_i = r_i - mean(r)) and calls Tinker's `forward_backward` + `optim_step` on a LoRA.
+
+RunSpec -> Config:
+    model (a HF name, else Qwen/Qwen3-VL-30B-A3B-Instruct) -> model_name; renderer qwen3_vl_instruct
+    learning_rate, lora_rank, temperature, max_tokens, loss_fn  -> same names
+    total_steps -> max_steps (training iterations); max_steps -> the envs' episode cap
+    group_size, groups_per_batch, seed, task_ids -> the dataset (HaloBrowserDatasetBuilder)
+    checkpoint_every -> save_every (Tinker checkpoints on the host's checkpoint steps)
+    extra: dro_beta, clip_low_threshold / clip_high_threshold (ppo, cispo), min_group (smallest
+        group kept after env failures), env_retries, eval_every + eval_seeds, tinker_base_url,
+        wandb_project, tokenizer / image_processor (local folders), history_steps,
+        max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef
+
+Progress and checkpoints. The cookbook owns its loop, so steps are reported from the one hook it
+offers between iterations: the dataset's `get_batch(i)`, called once iteration i-1 is complete
+(its Tinker checkpoint saved and its metrics logged). There step i is reported with
+`ctx.complete_step(i, metrics, save)`; `save` writes the Tinker checkpoint's `tinker://` paths
+(state + sampler weights) and a copy of the cookbook's checkpoints.jsonl into the host's
+checkpoint folder. The last step is reported after `main()` returns, when its final checkpoint
+exists. A stop request is honoured there too (StopRequested between iterations). On resume the
+cookbook's checkpoints.jsonl is cut back to the host's last completed step, so both resume from
+the same point (the cookbook reloads weights and optimizer state from Tinker).
+
+Known gaps: the Tinker checkpoints themselves live on Tinker's servers (the host keeps their
+paths, not the weights; the cookbook's default TTL is 7 days for periodic ones, none for the
+final one); metrics of a step are the cookbook's (prefixed as it logs them) plus HALO's standard
+ones computed from the episodes; KL penalties against a reference model are off unless
+extra.kl_penalty_coef is set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import chz
+
+from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS
+from halo.errors import FailedPrecondition
+from halo.trainers.advantages import step_metrics
+from halo.trainers.context import RunContext, ServiceTargets
+from halo.trainers.spec import RunSpec
+from halo.trainers.tinker_env import (
+    DEFAULT_RENDERER,
+    DEFAULT_TINKER_MODEL,
+    BrowserTaskConfig,
+    HaloBrowserDataset,
+    HaloBrowserDatasetBuilder,
+    StopRequested,
+)
+
+TINKER_API_KEY_ENV = "TINKER_API_KEY"
+TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
+RECIPE_NAME = "halo_browser_grpo"
+CHECKPOINTS_FILE = "checkpoints.jsonl"
+CHECKPOINT_INFO = "tinker.json"
+
+# The dataset builder (a chz config) cannot hold a callback; a run registers its batch hook here.
+_BATCH_HOOKS: dict[str, Any] = {}
+
+
+def model_name_for(spec: RunSpec) -> str:
+    """The RunSpec's model when it is a Hugging Face name (org/name), else Qwen3-VL-30B-A3B."""
+    return spec.model if "/" in spec.model else DEFAULT_TINKER_MODEL
+
+
+def loss_fn_config_for(spec: RunSpec) -> dict[str, float] | None:
+    extra = spec.extra
+    if spec.loss_fn == "dro":
+        return {"beta": float(extra.get("dro_beta", 0.05))}
+    if spec.loss_fn in ("ppo", "cispo") and ("clip_low_threshold" in extra or "clip_high_threshold" in extra):
+        return {"clip_low_threshold": float(extra.get("clip_low_threshold", 0.8)),
+                "clip_high_threshold": float(extra.get("clip_high_threshold", 1.2))}
+    return None  # Tinker's defaults (ppo/cispo clip at 0.8..1.2)
+
+
+@chz.chz
+class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
+    """HaloBrowserDatasetBuilder whose training dataset calls the run's batch hook."""
+
+    hook_key: str = ""
+
+    async def __call__(self):  # type: ignore[override]
+        train, test = await super().__call__()
+        hook = _BATCH_HOOKS.get(self.hook_key)
+        if hook is not None:
+            hook.attach(train)
+        return train, test
+
+
+def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run_id: str = "", hook_key: str = ""):
+    """The cookbook's RL Config for a RunSpec (no network: ServiceClient is created in main())."""
+    from tinker_cookbook.rl.rollout_strategy import MinViableGroup
+    from tinker_cookbook.rl.train import Config, KLReferenceConfig
+
+    spec.validate()
+    extra = spec.extra
+    model = model_name_for(spec)
+    tokenizer = str(extra.get("tokenizer", ""))
+    task = BrowserTaskConfig(
+        env_target=services.env, reward_target=services.reward, token=services.token, max_steps=spec.max_steps,
+        history_steps=int(extra.get("history_steps", 5)), reward_overrides=dict(spec.reward_overrides), run_id=run_id,
+        model_name=model, renderer_name=str(extra.get("renderer", DEFAULT_RENDERER)), tokenizer=tokenizer,
+        image_processor=str(extra.get("image_processor", "")),
+        max_axtree_chars=int(extra.get("max_axtree_chars", DEFAULT_MAX_AXTREE_CHARS)),
+    )
+    eval_every = int(extra.get("eval_every", 0))
+    dataset = HookedDatasetBuilder(
+        task_refs=list(spec.task_ids), config=task, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
+        num_batches=spec.total_steps, seed=spec.seed,
+        eval_seeds=[int(s) for s in extra.get("eval_seeds", [1001, 1002])] if eval_every else [],
+        hook_key=hook_key,
+    )
+    # Groups that lost members to env failures are kept down to this size (then dropped).
+    min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
+    kl = float(extra.get("kl_penalty_coef", 0.0))
+    return Config(
+        learning_rate=spec.learning_rate, dataset_builder=dataset, model_name=model, recipe_name=RECIPE_NAME,
+        max_tokens=spec.max_tokens, log_path=str(log_path), eval_every=eval_every, save_every=spec.checkpoint_every,
+        renderer_name=task.renderer_name, loss_fn=spec.loss_fn, loss_fn_config=loss_fn_config_for(spec),
+        lora_rank=spec.lora_rank, temperature=spec.temperature,
+        rollout_error_tolerance=MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)),
+                                               max_retries=int(extra.get("env_retries", 0))),
+        remove_constant_reward_groups=bool(extra.get("remove_constant_reward_groups", False)),
+        base_url=str(extra.get("tinker_base_url", "")) or os.environ.get(TINKER_BASE_URL_ENV) or None,
+        wandb_project=str(extra.get("wandb_project", "")) or None, wandb_name=(spec.name or run_id or None),
+        num_groups_to_log=int(extra.get("num_groups_to_log", 2)), max_steps=spec.total_steps,
+        kl_penalty_coef=kl, kl_reference_config=KLReferenceConfig(base_model=model) if kl > 0 else None,
+    )
+
+
+# ------------------------------------------------------------------------ checkpoint files
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
+    os.replace(tmp, path)
+
+
+def sync_cookbook_checkpoints(log_path: Path, start_step: int, last_checkpoint: Path | None) -> None:
+    """Make the cookbook resume exactly where the host does: at `start_step` (0: from scratch)."""
+    path = log_path / CHECKPOINTS_FILE
+    if start_step == 0:
+        if path.exists():
+            path.unlink()   # a previous attempt died before its first checkpoint
+        return
+    records = [r for r in read_records(path) if int(r.get("batch", -1)) <= start_step]
+    if not any(int(r.get("batch", -1)) == start_step and r.get("state_path") for r in records) and last_checkpoint is not None:
+        saved = read_records(last_checkpoint / CHECKPOINTS_FILE)   # the copy kept with the host checkpoint
+        records = [r for r in saved if int(r.get("batch", -1)) <= start_step]
+    if not any(int(r.get("batch", -1)) == start_step and r.get("state_path") for r in records):
+        raise FailedPrecondition(f"cannot resume at step {start_step}: no Tinker checkpoint recorded for it in {path}")
+    log_path.mkdir(parents=True, exist_ok=True)
+    _write_records(path, records)
+
+
+def save_tinker_checkpoint(log_path: Path, step: int, model_name: str, folder: Path) -> None:
+    """The host checkpoint of a Tinker run: where its weights are on Tinker, and the cookbook's records."""
+    records = read_records(log_path / CHECKPOINTS_FILE)
+    at_step = [r for r in records if int(r.get("batch", -1)) == step and r.get("state_path")]
+    info = {
+        "backend": "tinker", "step": step, "model_name": model_name, "log_path": str(log_path),
+        "checkpoint": at_step[-1] if at_step else None,
+        "state_path": at_step[-1].get("state_path", "") if at_step else "",
+        "sampler_path": at_step[-1].get("sampler_path", "") if at_step else "",
+    }
+    (folder / CHECKPOINT_INFO).write_text(json.dumps(info, indent=2))
+    if (log_path / CHECKPOINTS_FILE).exists():
+        shutil.copyfile(log_path / CHECKPOINTS_FILE, folder / CHECKPOINTS_FILE)
+
+
+def cookbook_metrics(log_path: Path, iteration: int) -> dict[str, float]:
+    """The numeric metrics the cookbook logged for an iteration (its last line for that step)."""
+    found: dict[str, Any] = {}
+    for record in read_records(log_path / "metrics.jsonl"):
+        if record.get("step") == iteration:
+            found = record
+    return {k: float(v) for k, v in found.items()
+            if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+# ------------------------------------------------------------------------- step reporting
+
+class StepReporter:
+    """Turns the cookbook's iterations into the host's completed steps, in order."""
+
+    def __init__(self, ctx: RunContext, log_path: Path, model_name: str) -> None:
+        self.ctx, self.log_path, self.model_name = ctx, log_path, model_name
+        self.reported = ctx.start_step
+        self.dataset: HaloBrowserDataset | None = None
+        self.queue: asyncio.Queue[int | None] = asyncio.Queue()   # None: no more steps
+
+    def attach(self, dataset: HaloBrowserDataset) -> None:
+        self.dataset = dataset
+        dataset.before_batch = self.before_batch
+
+    def before_batch(self, index: int) -> None:
+        """Called by get_batch(index): iteration index-1 (step `index`) is complete."""
+        if index > self.reported:
+            self.queue.put_nowait(index)
+        if self.ctx.stop_requested():
+            raise StopRequested(f"stop requested before step {index + 1}")
+
+    def episode_metrics(self, step: int) -> dict[str, float]:
+        builders = self.dataset.issued.get(step - 1, []) if self.dataset is not None else []
+        return step_metrics([b.summaries() for b in builders])
+
+    async def report(self, step: int) -> None:
+        if step <= self.reported:
+            return
+        metrics = self.episode_metrics(step) | cookbook_metrics(self.log_path, step - 1)
+        await self.ctx.complete_step(
+            step, metrics, lambda folder: save_tinker_checkpoint(self.log_path, step, self.model_name, folder),
+        )
+        self.reported = step
+
+    async def consume(self) -> None:
+        """Report queued steps in order until the None that ends the run (never cut mid-report)."""
+        while (step := await self.queue.get()) is not None:
+            await self.report(step)
+
+
+async def train_tinker(ctx: RunContext) -> None:
+    """Run (or resume) a Tinker GRPO run with tinker-cookbook's RL loop."""
+    from tinker_cookbook import tokenizer_utils
+    from tinker_cookbook.rl import train as rl_train
+
+    spec = ctx.spec
+    if not os.environ.get(TINKER_API_KEY_ENV):
+        raise FailedPrecondition(f"the Tinker backend needs an API key: set {TINKER_API_KEY_ENV} (https://tinker-console.thinkingmachines.ai)")
+    if ctx.start_step >= spec.total_steps:
+        return
+    log_path = ctx.run_dir / "tinker"
+    log_path.mkdir(parents=True, exist_ok=True)
+    sync_cookbook_checkpoints(log_path, ctx.start_step, ctx.last_checkpoint)
+    model = model_name_for(spec)
+    reporter = StepReporter(ctx, log_path, model)
+    hook_key = f"{ctx.run_id}:{id(reporter)}"
+    config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
+    registered = False
+    local_tokenizer = str(spec.extra.get("tokenizer", ""))
+    if local_tokenizer and not tokenizer_utils.is_tokenizer_registered(model):
+        # main() loads the tokenizer by model name (from the hub): point it at the local copy
+        tokenizer_utils.register_tokenizer(model, lambda: tokenizer_utils.get_tokenizer(local_tokenizer))
+        registered = True
+    _BATCH_HOOKS[hook_key] = reporter
+    consumer = asyncio.get_running_loop().create_task(reporter.consume())
+    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}, log {log_path}")
+    main = asyncio.get_running_loop().create_task(rl_train.main(config))
+    try:
+        done, _ = await asyncio.wait({main, consumer}, return_when=asyncio.FIRST_COMPLETED)
+        if consumer in done and not main.done():  # reporting failed: stop training, surface the error
+            main.cancel()
+            await asyncio.gather(main, return_exceptions=True)
+            consumer.result()
+        try:
+            main.result()
+        except StopRequested:
+            pass
+        else:
+            reporter.queue.put_nowait(spec.total_steps)   # the last step: its final checkpoint exists now
+    finally:
+        if not main.done():   # cancelled from outside (service shutdown)
+            main.cancel()
+            await asyncio.gather(main, return_exceptions=True)
+        # completed steps are reported even when the run failed after them
+        reporter.queue.put_nowait(None)
+        await asyncio.shield(consumer)
+        _BATCH_HOOKS.pop(hook_key, None)
+        if registered:
+            tokenizer_utils._CUSTOM_TOKENIZER_REGISTRY.pop(model, None)
