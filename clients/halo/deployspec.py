@@ -39,6 +39,20 @@ class PrometheusSpec(_Strict):
     evaluation_interval: str = "15s"
 
 
+class FileSpec(_Strict):
+    """A config file of the repository as a deployment sees it: `halo up` uses `source` as it is;
+    compose mounts a copy at `path`, rendered (`halo deploy render`) with `replace` applied."""
+
+    source: str                                           # repository path, e.g. configs/gateway.yaml
+    path: str                                             # where compose mounts the rendered copy
+    replace: dict[str, str] = Field(default_factory=dict)  # text -> text (placeholders allowed)
+
+    @property
+    def rendered(self) -> str:
+        """Repository path of the rendered copy."""
+        return f"deploy/configs/{Path(self.source).name}"
+
+
 class ServiceSpec(_Strict):
     """One service. HALO's own run `halo serve <serve>` from the project image; others name an image."""
 
@@ -60,6 +74,7 @@ class ServiceSpec(_Strict):
     local_binary: str = ""                # third-party service that `halo up` runs when found on PATH
     profiles: list[str] = Field(default_factory=list)
     gpu: str = ""                         # GPU device id(s) reserved in compose
+    files: dict[str, FileSpec] = Field(default_factory=dict)  # {config:NAME} placeholders
     compose: dict[str, Any] = Field(default_factory=dict)  # extra compose keys, merged last
 
     @model_validator(mode="after")
@@ -100,8 +115,13 @@ class Description(_Strict):
             for vol in svc.volumes:
                 if vol not in self.volumes:
                     raise ValueError(f"service {name!r} mounts unknown volume {vol!r}")
-            for text in (*map(str, svc.settings.values()), *svc.args):
+            for file in svc.files.values():
+                if not (REPO_ROOT / file.source).is_file():
+                    raise ValueError(f"service {name!r}: no file {file.source}")
+            for text in (*map(str, svc.settings.values()), *svc.args, *(v for f in svc.files.values() for v in f.replace.values())):
                 for ref in _PLACEHOLDER.findall(text):
+                    if ref.startswith("config:") and ref[7:] not in {"prometheus", *self.configs()}:
+                        raise ValueError(f"service {name!r}: unknown config in {{{ref}}}")
                     if ref.startswith("volume:") and ref[7:] not in self.volumes:
                         raise ValueError(f"service {name!r}: unknown volume in {{{ref}}}")
                     if "." in ref and ref.split(".")[0] not in names:
@@ -132,6 +152,10 @@ class Description(_Strict):
         for name in self.services:
             visit(name)
         return order
+
+    def configs(self) -> dict[str, FileSpec]:
+        """Config files declared by the services (`{config:NAME}`), besides Prometheus' scrape config."""
+        return {n: f for s in self.services.values() for n, f in s.files.items()}
 
     def scraped(self) -> list[str]:
         """Services Prometheus scrapes (their own /metrics), in description order."""
@@ -220,7 +244,7 @@ def compose_placement(desc: Description) -> Placement:
         metrics_ports={n: s.metrics_port for n, s in desc.services.items() if s.metrics_port is not None},
         bind="0.0.0.0",
         volumes=dict(desc.volumes),
-        configs={"prometheus": "/etc/prometheus/prometheus.yml"},
+        configs={"prometheus": "/etc/prometheus/prometheus.yml", **{n: f.path for n, f in desc.configs().items()}},
         log_format="json",
     )
 
@@ -244,8 +268,9 @@ def render_compose(desc: Description) -> dict[str, Any]:
         if svc.profiles:
             out["profiles"] = list(svc.profiles)
         out["ports"] = [f"{svc.port}:{svc.port}"]
-        if svc.volumes:
+        if svc.volumes or svc.files:
             out["volumes"] = [f"{v}:{desc.volumes[v]}" for v in svc.volumes]
+            out["volumes"] += [f"./{f.rendered}:{f.path}:ro" for f in svc.files.values()]
         if svc.depends_on:
             out["depends_on"] = {d: {"condition": "service_healthy"} for d in svc.depends_on}
         if svc.gpu:
@@ -305,8 +330,21 @@ def _dump(data: dict[str, Any], header: str) -> str:
 _GENERATED = "# GENERATED from deploy/services.yaml by `halo deploy render`: edit that file, not this one.\n"
 
 
+def render_file(desc: Description, name: str, where: Placement) -> str:
+    """The rendered copy of config file `name` (every `replace` key must still be in the source)."""
+    service = next(s for s, svc in desc.services.items() if name in svc.files)
+    spec = desc.services[service].files[name]
+    text = (REPO_ROOT / spec.source).read_text()
+    for old, new in spec.replace.items():
+        if old not in text:
+            raise ValueError(f"{spec.source} no longer contains {old!r} (deploy/services.yaml replaces it)")
+        text = text.replace(old, where.resolve(new, service))
+    return f"# GENERATED from {spec.source} by `halo deploy render` (deploy/services.yaml): edit those, not this.\n" + text
+
+
 def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     desc = desc or load()
+    files = {REPO_ROOT / f.rendered: render_file(desc, n, compose_placement(desc)) for n, f in desc.configs().items()}
     compose_header = _GENERATED + (
         "# docker compose up                 sites, env, reward, gateway, trainer, prometheus, grafana\n"
         "# docker compose --profile gpu up   ... and vLLM on the GPU (HALO_VLLM_GPU, default 0)\n"
@@ -314,6 +352,7 @@ def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     return {
         COMPOSE_PATH: _dump(render_compose(desc), compose_header),
         PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc)), _GENERATED),
+        **files,
     }
 
 

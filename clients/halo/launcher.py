@@ -179,7 +179,8 @@ def _local_placement(desc: Description, plan: dict[str, Planned], run_dir: Path)
         metrics_ports={n: p.metrics_port for n, p in plan.items() if p.metrics_port is not None},
         bind=LOCAL_HOST,
         volumes={v: str((run_dir / "volumes" / v).resolve()) for v in desc.volumes},
-        configs={"prometheus": str((run_dir / "prometheus.yml").resolve())},
+        configs={"prometheus": str((run_dir / "prometheus.yml").resolve()),
+                 **{n: str(deployspec.REPO_ROOT / f.source) for n, f in desc.configs().items()}},
         log_format="json",
     )
 

@@ -117,6 +117,31 @@ def test_bind_mounted_files_exist_and_prometheus_scrapes_every_metrics_port():
             assert services[name]["environment"][f"{svc.env_prefix}METRICS_PORT"] == str(svc.metrics_port)
 
 
+def test_compose_gateway_reads_the_route_table_with_vllms_compose_address():
+    from halo.policy.config import load_gateway_config
+
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    gateway = services["gateway"]
+    mounted = next(m for m in gateway["volumes"] if m["target"] == gateway["environment"]["HALO_GATEWAY_CONFIG"])
+    compose_routes = {r.name: r for r in load_gateway_config(mounted["source"]).routes}  # the gateway's own loader
+    local_routes = {r.name: r for r in load_gateway_config(REPO / "configs" / "gateway.yaml").routes}
+    vllm_routes = [n for n, r in local_routes.items() if r.backend == "vllm"]
+    assert vllm_routes
+    for name, route in local_routes.items():
+        expected = f"http://vllm:{services['vllm']['ports'][0]['target']}/v1" if name in vllm_routes else route.base_url
+        assert compose_routes[name].base_url == expected
+        assert compose_routes[name].model_copy(update={"base_url": ""}) == route.model_copy(update={"base_url": ""})
+
+
+def test_render_fails_loudly_when_a_replaced_text_is_gone(monkeypatch):
+    desc = deployspec.load()
+    spec = desc.services["gateway"].files["gateway"]
+    broken = spec.model_copy(update={"replace": {"base_url: http://127.0.0.1:9/v1": "x"}})
+    monkeypatch.setitem(desc.services["gateway"].files, "gateway", broken)
+    with pytest.raises(ValueError, match="no longer contains"):
+        deployspec.render_file(desc, "gateway", deployspec.compose_placement(desc))
+
+
 def test_promtool_accepts_the_scrape_config():
     promtool = shutil.which("promtool")
     if promtool is None:

@@ -165,14 +165,14 @@ def scraped_run(up_stack):
                 checks["gateway"] = "halo_gateway_requests_total"
             try:
                 for phase in range(2):
+                    if phase == 1 and "trainer" in running:  # first: the rates below cover the last minute
+                        async with TrainerClient(up_stack.target("trainer"), timeout_s=60) as trainer:
+                            runs.append(await _train(trainer))
+                        checks["trainer"] = "halo_train_step"
                     for solve in (True, False):
                         outcomes.append(await _episode(env, reward, gateway, "playground-signup", solve))
                     if phase == 0:
                         await _env_failure(env, up_stack.state["services"]["env"]["pid"])
-                    if phase == 1 and "trainer" in running:
-                        async with TrainerClient(up_stack.target("trainer"), timeout_s=60) as trainer:
-                            runs.append(await _train(trainer))
-                        checks["trainer"] = "halo_train_step"
                     # the env service refreshes its restarts gauge when asked for pool stats (as monitors do)
                     await env.pool_stats()
                     await _wait_until_scraped(http, prom, up_stack, checks)

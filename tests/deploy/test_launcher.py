@@ -70,6 +70,9 @@ def test_local_processes_run_what_docker_compose_runs(up_stack):
                 for volume, mount in desc.volumes.items():
                     if value == mount:
                         value = str((up_stack.run_dir / "volumes" / volume).resolve())
+                for file in desc.configs().values():  # compose mounts a rendered copy; locally the source
+                    if value == file.path:
+                        value = str(REPO / file.source)
                 for other in desc.services:  # optional peers that do not run locally are ""
                     if other not in state and value.startswith(f"{other}:"):
                         value = ""
