@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 
+from halo.env import metrics
 from halo.runtime.errors import Unavailable
 from halo.runtime.logging import get_logger
 
@@ -94,6 +95,7 @@ class BrowserPool:
         if self._closing:
             return
         self.restarts += 1
+        metrics.BROWSER_RESTARTS.set(self.restarts)  # dashboards see it at once, not at the next GetPoolStats
         log.warning("chromium died; replacing it", slot=slot.index, generation=slot.generation)
         asyncio.get_running_loop().create_task(self._replace(slot))
 
