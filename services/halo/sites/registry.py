@@ -7,8 +7,9 @@ from halo.sites.omnizon import Omnizon
 from halo.sites.oracle import OracleStep
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
+from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, Zilloft]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
