@@ -1,6 +1,7 @@
 """`halo` command line.
 
     halo train [--steps N ...]     GRPO training (local services, or --submit to a trainer service)
+    halo eval --mode M --tasks T   evaluate a mode on tasks; halo eval compare A B | report ID | list (halo.evaluation)
     halo demo                      drive a session on the local playground through the env service
     halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
     halo tasks list [--site S]     the task registry
@@ -103,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
         return _serve(argv[1:])
+    if argv[:1] == ["eval"]:
+        from halo.evaluation.cli import main as eval_main
+
+        return eval_main(argv[1:])
     if argv[:1] and argv[0] in ("up", "down", "status", "health", "deploy"):
         from halo.launcher import main as launcher_main
 
@@ -110,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="halo", description="HALO: online RL for browser agents")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("serve", help="run a service (halo serve env --help)")
+    sub.add_parser("eval", help="evaluate a policy mode on tasks; compare / report / list runs (halo eval --help)")
     for name, text in (("up", "start the services as local processes (halo up --help)"), ("status", "what halo up started"),
                        ("down", "stop what halo up started"), ("health", "health check of a service"),
                        ("deploy", "generated deployment files (halo deploy render --check)")):
@@ -153,15 +159,15 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
-    train.add_argument("--steps", type=int, default=40, help="training steps")
+    train.add_argument("--steps", type=int, default=60, help="training steps")
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=2)
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 LoRA)")
-    train.add_argument("--temperature", type=float, default=0.7)
-    train.add_argument("--max-steps", type=int, default=6, help="episode length cap")
+    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--max-steps", type=int, default=5, help="episode length cap")
     train.add_argument("--loss-fn", default="importance_sampling", choices=["importance_sampling", "ppo", "cispo", "dro"])
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--eval-every", type=int, default=10, help="greedy held-out evaluation every N steps (0: never)")
     train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
     train.add_argument("--entropy-coef", type=float, default=0.0, help="entropy bonus (embedded learner)")
     train.add_argument("--runs-dir", default="runs")
