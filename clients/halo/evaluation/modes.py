@@ -1,0 +1,79 @@
+"""Evaluation modes: which gateway route samples the actions, and with which adapter.
+
+| mode          | route (configs/gateway.yaml) | adapter                                             |
+| ------------- | ---------------------------- | --------------------------------------------------- |
+| gpt5_baseline | gpt (OpenAI, OPENAI_API_KEY) | none                                                |
+| qwen3vl_base  | qwen3vl (vLLM)               | none: the base model                                |
+| qwen3vl_grpo  | qwen3vl (vLLM)               | LoRA folder checkpoints/qwen3vl_grpo_lora (PEFT)    |
+| qwen3vl_mcts  | qwen3vl (vLLM)               | LoRA folder checkpoints/qwen3vl_mcts_lora (PEFT)    |
+| embedded      | embedded (CPU)               | optional head weights (--weights .../head.safetensors) |
+
+`--route` swaps the route (for example `qwen3vl-tinker` with a `tinker://` adapter path).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    route: str
+    adapter_path: str = ""      # default LoRA adapter (a folder on the vLLM host, or tinker://...)
+    description: str = ""
+
+
+MODES: dict[str, Mode] = {m.name: m for m in (
+    Mode("gpt5_baseline", "gpt", "", "GPT-5 through the OpenAI API (route gpt, needs OPENAI_API_KEY)"),
+    Mode("qwen3vl_base", "qwen3vl", "", "Qwen3-VL base model on vLLM (route qwen3vl)"),
+    Mode("qwen3vl_grpo", "qwen3vl", "checkpoints/qwen3vl_grpo_lora", "Qwen3-VL + the GRPO LoRA adapter on vLLM"),
+    Mode("qwen3vl_mcts", "qwen3vl", "checkpoints/qwen3vl_mcts_lora", "Qwen3-VL + the MCTS-trained LoRA adapter on vLLM"),
+    Mode("embedded", "embedded", "", "the embedded CPU policy (route embedded), optionally with trained head weights"),
+)}
+
+
+@dataclass(frozen=True)
+class ResolvedMode:
+    """What the harness needs to sample: the route, and the adapter to load there (if any)."""
+
+    mode: str
+    route: str
+    adapter: str = ""           # adapter name used on the route ("" = the route's base model)
+    adapter_path: str = ""      # LoadAdapter(path=...) for vLLM / Tinker
+    weights: str = ""           # LoadAdapter(weights=<file bytes>) for the embedded route
+
+
+def resolve_weights(path: str) -> Path:
+    """A head.safetensors file, a checkpoint folder holding one, or a run folder (its last checkpoint)."""
+    p = Path(path)
+    if p.is_dir() and (p / "checkpoints").is_dir():
+        steps = sorted((c for c in (p / "checkpoints").iterdir() if c.name.startswith("step-") and (c / "head.safetensors").is_file()),
+                       key=lambda c: int(c.name.split("-", 1)[1]) if c.name.split("-", 1)[1].isdigit() else -1)
+        if not steps:
+            raise ValueError(f"{p} has no checkpoints/step-N/head.safetensors")
+        p = steps[-1]
+    if p.is_dir():
+        p = p / "head.safetensors"
+    if not p.is_file():
+        raise ValueError(f"embedded weights not found: {p}")
+    return p
+
+
+def resolve_mode(mode: str, *, route: str = "", adapter_path: str | None = None, weights: str = "") -> ResolvedMode:
+    """The route and adapter of a mode; `adapter_path=""` forces the base model, None keeps the mode's default."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    spec = MODES[mode]
+    route = route or spec.route
+    path = spec.adapter_path if adapter_path is None else adapter_path
+    if weights:
+        if route != "embedded" and spec.route != "embedded":
+            raise ValueError(f"--weights loads embedded head weights; mode {mode} samples from route {route!r} (use --adapter)")
+        return ResolvedMode(mode, route, adapter=f"{mode}-weights", weights=str(resolve_weights(weights)))
+    if path:
+        if "://" not in path and Path(path).exists():
+            path = str(Path(path).resolve())   # vLLM on this machine reads the same folder
+        return ResolvedMode(mode, route, adapter=mode, adapter_path=path)
+    return ResolvedMode(mode, route)

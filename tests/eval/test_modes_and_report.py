@@ -1,0 +1,81 @@
+"""Modes -> gateway routes and adapters, seed lists, and the report's aggregates (no services)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from halo.evaluation.cli import parse_seeds
+from halo.evaluation.modes import MODES, resolve_mode
+from halo.evaluation.report import site_rows, task_rows
+from halo.evaluation.store import action_from_json, action_to_json
+
+
+def test_each_mode_maps_to_a_route_of_configs_gateway_yaml_and_its_adapter(tmp_path, monkeypatch):
+    import yaml
+
+    from halo.policy.config import DEFAULT_CONFIG_PATH
+
+    routes = {r["name"]: r for r in yaml.safe_load(DEFAULT_CONFIG_PATH.read_text())["routes"]}
+    expected = {"gpt5_baseline": ("gpt", ""), "qwen3vl_base": ("qwen3vl", ""),
+                "qwen3vl_grpo": ("qwen3vl", "checkpoints/qwen3vl_grpo_lora"),
+                "qwen3vl_mcts": ("qwen3vl", "checkpoints/qwen3vl_mcts_lora"), "embedded": ("embedded", "")}
+    assert set(MODES) == set(expected)
+    for mode, (route, adapter) in expected.items():
+        r = resolve_mode(mode)
+        assert (r.route, r.adapter_path) == (route, adapter) and route in routes
+        assert r.adapter == (mode if adapter else "")
+    assert routes["gpt"]["api_key_env"] == "OPENAI_API_KEY" and routes["qwen3vl"]["backend"] == "vllm"
+
+    monkeypatch.chdir(tmp_path)   # an adapter folder on this machine is passed to vLLM as an absolute path
+    (tmp_path / "checkpoints" / "qwen3vl_grpo_lora").mkdir(parents=True)
+    assert resolve_mode("qwen3vl_grpo").adapter_path == str(tmp_path / "checkpoints" / "qwen3vl_grpo_lora")
+    assert resolve_mode("qwen3vl_grpo", adapter_path="").adapter_path == ""          # --adapter '' : base model
+    tinker = resolve_mode("qwen3vl_grpo", route="qwen3vl-tinker", adapter_path="tinker://run/sampler/7")
+    assert (tinker.route, tinker.adapter_path, tinker.adapter) == ("qwen3vl-tinker", "tinker://run/sampler/7", "qwen3vl_grpo")
+
+    with pytest.raises(ValueError, match="unknown mode"):
+        resolve_mode("gpt4")
+    with pytest.raises(ValueError, match="--weights loads embedded head weights"):
+        resolve_mode("qwen3vl_base", weights=str(tmp_path))
+    with pytest.raises(ValueError, match="not found"):
+        resolve_mode("embedded", weights=str(tmp_path / "nothing.safetensors"))
+
+
+def test_seed_lists():
+    assert parse_seeds("0") == [0]
+    assert parse_seeds("0-3,7,2") == [0, 1, 2, 3, 7]
+    with pytest.raises(ValueError):
+        parse_seeds(",")
+
+
+def test_actions_round_trip_through_the_saved_json():
+    from halo.agent import actions as A
+
+    for action in (A.ClickAt(A.Point(500, 250, A.CoordinateSpace.NORMALIZED_1000), A.MouseButton.RIGHT, 2),
+                   A.Drag(A.Point(1, 2), A.Point(3, 4)), A.Fill("12", "x"), A.SelectOption("3", ("a", "b")),
+                   A.Scroll(0, 300, None), A.GoBack(), A.SendMessage("done")):
+        assert action_from_json(action_to_json(action)) == action
+    assert action_to_json(None) is None and action_from_json(None) is None
+
+
+def _ep(task, site, success, length=3, valid=3, ret=0.5, env_failure=False, scorable=True):
+    return {"task_id": task, "site": site, "seed": 0, "success": success, "length": length, "valid_actions": valid,
+            "return": ret, "env_failure": env_failure, "scorable": scorable}
+
+
+def test_success_rates_leave_out_infrastructure_failures_and_unscorable_tasks():
+    episodes = [
+        _ep("a-1", "a", True, length=2, valid=2, ret=1.5), _ep("a-1", "a", False, length=4, valid=2),
+        _ep("a-2", "a", False, env_failure=True, length=0, valid=0, ret=0.0),
+        _ep("b-1", "b", False, scorable=False), _ep("b-2", "b", True, length=6, valid=6, ret=2.0),
+    ]
+    sites = {r.name: r for r in site_rows(episodes)}
+    a, b, total = sites["a"], sites["b"], sites["all"]
+    assert (a.episodes, a.scored, a.successes, a.env_failures) == (3, 2, 1, 1)
+    assert a.success_rate == 0.5 and a.mean_steps == 3.0 and a.validity == pytest.approx(4 / 6)
+    assert (b.scored, b.unscorable, b.success_rate) == (1, 1, 1.0)
+    assert (total.episodes, total.scored, total.successes) == (5, 3, 2) and total.success_rate == pytest.approx(2 / 3)
+    tasks = {r.name: r for r in task_rows(episodes)}
+    assert math.isnan(tasks["a-2"].success_rate) and tasks["a-2"].site == "a"
