@@ -30,6 +30,15 @@ CAVEATS: dict[str, str] = {
     "gomail-21": "the alerts set is taken from the snoozed emails themselves: snoozing any subset passes; 7 days unchecked",
     "gomail-23": "checks 10-30 trashed emails, not that they have 'support' in the title",
     "gomail-24": "only checks that id 1 (John Doe) was trashed",
+    "gocalendar-4": ("needs 'gym' in the event's location (a title 'Work out at the gym' alone fails) and an added event "
+                     "from 2024-09-21T02:45Z to 03:45Z; the Monday-Friday repetition is not checked"),
+    "gocalendar-6": "any Wednesday (UTC) and any on-the-hour start at 15-18h or 21-03h UTC passes (8-11 AM or 2-8 PM PDT), not just 11 AM",
+    "gocalendar-8": ("any Monday (UTC) 13:00-19:59 UTC passes, an event as well as a task, and the whole state JSON is searched "
+                     "(a matching event created then deleted still passes through calendar.deletedEvents)"),
+    "gocalendar-10": "any deleted event titled with 'dinner' and 'friend' passes; the day is not checked",
+    "gocalendar-12": "only the title is checked ('gym' and 'clothes', added or updated event), not Monday morning",
+    "gocalendar-16": "any deleted event with 'reading' in its title passes: deleting Monday's Reading time instead of Wednesday's scores 1",
+    "gocalendar-18": "'coffee' and 'sister' anywhere in a deleted event's title or description",
     "omnizon-28": (
         "eval_omnizon_28.py scores the state file plus every *.json/*.txt file beside it (agisdk writes the "
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
