@@ -25,3 +25,15 @@ def task_config(stack, tiny_dir):
     from halo.trainers.tinker_env import BrowserTaskConfig
 
     return BrowserTaskConfig(stack.env_target, stack.reward_target, max_steps=2, tokenizer=tiny_dir)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """The tiny model's matrices are small: one intra-op thread is many times faster than a pool
+    fighting for a loaded 2-core machine (restored afterwards)."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -1,0 +1,363 @@
+"""The local LoRA backend: PyTorch + PEFT updates of Qwen3-VL in the trainer, adapters in PEFT format.
+
+Same data, same losses as the Tinker backend, computed locally:
+
+- the unit of training data is tinker's `Datum` exactly as tinker-cookbook's RL loop builds it
+  (`rl.data_processing.trajectory_to_data`): the rendered observation (text tokens + screenshot
+  ImageChunks, from the `qwen3_vl_instruct` renderer) followed by the sampled completion,
+  shifted by one, with `target_tokens`, the sampler's `logprobs` and per-token `advantages`;
+- `forward_backward(data, loss_fn)` computes Tinker's documented losses token-wise and summed:
+  importance_sampling `-(p/q)·A`, ppo `-min(r·A, clip(r, 0.8, 1.2)·A)`, cispo
+  `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`; `optim_step()` is Adam
+  (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
+- `save_adapter(folder)` writes a PEFT adapter (adapter_config.json + adapter_model.safetensors),
+  which vLLM loads as a runtime LoRA (the gateway's LoadAdapter with `path=folder`) and which
+  `PeftSampler` (the CPU stand-in for vLLM, used in tests) loads with `PeftModel.from_pretrained`.
+
+`PeftSampler` is the serving side on a machine without vLLM: it samples completions from the
+base model (+ adapter) with HF `generate`, and returns token ids and the log-probabilities of
+the sampled tokens under the sampling distribution (softmax(logits / T), no top-k / top-p, vision placeholder tokens
+excluded), the `q` of the importance ratio. The learner computes `p` at the same temperature, so with the LoRA
+at its initialisation (B = 0) both agree to float precision.
+
+Images: an ImageChunk stands for `expected_tokens` `<|image_pad|>` tokens; the chunk's JPEG is
+decoded and run through the checkpoint's image processor, which must produce exactly that many
+merged patches (it does when the renderer used the same image processor).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tinker
+import torch
+
+DEFAULT_TARGET_MODULES = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+LOSS_FUNCTIONS = ("importance_sampling", "ppo", "cispo", "dro")
+
+
+# ------------------------------------------------------------------------------ model inputs
+
+class QwenVLInputs:
+    """tinker.ModelInput (text chunks + ImageChunks) -> Qwen3-VL forward() keyword arguments."""
+
+    def __init__(self, image_processor: Any, image_token_id: int) -> None:
+        self.image_processor = image_processor
+        self.image_token_id = image_token_id
+        self.merge = int(getattr(image_processor, "merge_size", 2))
+
+    def encode(self, model_input: tinker.ModelInput, extra_tokens: Sequence[int] = (), device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+        from PIL import Image
+
+        ids: list[int] = []
+        types: list[int] = []        # mm_token_type_ids: 1 for image placeholders (M-RoPE needs them)
+        images: list[Any] = []
+        expected: list[int] = []
+        for chunk in model_input.chunks:
+            if isinstance(chunk, tinker.types.ImageChunk):
+                image = Image.open(io.BytesIO(chunk.data))
+                image.load()
+                images.append(image.convert("RGB"))
+                count = chunk.expected_tokens
+                if count is None:
+                    raise ValueError("an ImageChunk without expected_tokens cannot be laid out locally")
+                expected.append(count)
+                ids += [self.image_token_id] * count
+                types += [1] * count
+            else:
+                ids += list(chunk.tokens)
+                types += [0] * len(chunk.tokens)
+        ids += list(extra_tokens)
+        types += [0] * len(extra_tokens)
+        out: dict[str, torch.Tensor] = {
+            "input_ids": torch.tensor([ids], dtype=torch.long, device=device),
+            "attention_mask": torch.ones(1, len(ids), dtype=torch.long, device=device),
+        }
+        if images:
+            pixels = self.image_processor(images=images, return_tensors="pt")
+            grid = pixels["image_grid_thw"]
+            got = [int(g.prod()) // (self.merge * self.merge) for g in grid]
+            if got != expected:
+                raise ValueError(f"image token counts differ: renderer said {expected}, image processor gives {got}")
+            out["pixel_values"] = pixels["pixel_values"].to(device)
+            out["image_grid_thw"] = grid.to(device)
+            out["mm_token_type_ids"] = torch.tensor([types], dtype=torch.int, device=device)
+        return out
+
+
+def load_processors(model_dir: str | Path) -> tuple[Any, Any]:
+    # tinker-cookbook's loaders: the same tokenizer and image processor its renderer uses (and
+    # the one import path of AutoImageProcessor that works without torchvision)
+    from tinker_cookbook.image_processing_utils import get_image_processor
+    from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+    return get_tokenizer(str(model_dir)), get_image_processor(str(model_dir))
+
+
+def load_base_model(model_dir: str | Path, dtype: torch.dtype | None = None, device: str = "cpu") -> Any:
+    from transformers import Qwen3VLForConditionalGeneration, Qwen3VLMoeForConditionalGeneration, AutoConfig
+
+    config = AutoConfig.from_pretrained(str(model_dir))
+    cls = Qwen3VLMoeForConditionalGeneration if config.model_type == "qwen3_vl_moe" else Qwen3VLForConditionalGeneration
+    kwargs: dict[str, Any] = {"dtype": dtype} if dtype is not None else {}
+    return cls.from_pretrained(str(model_dir), **kwargs).to(device).eval()
+
+
+def vision_token_ids(config: Any) -> list[int]:
+    """The vision placeholders (<|image_pad|>, <|vision_start|>, ...): never text a policy may write.
+    The local sampler never samples them and both sides normalise over the rest of the vocabulary,
+    so sampler and learner score the same distribution."""
+    names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+    return sorted({int(getattr(config, n)) for n in names if getattr(config, n, None) is not None})
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
+                   banned: Sequence[int] = ()) -> torch.Tensor:
+    """log softmax(logits / T)[target] per position (float32), banned tokens excluded."""
+    scaled = logits.float() / max(temperature, 1e-6)
+    if banned:
+        scaled[..., list(banned)] = float("-inf")
+    return torch.log_softmax(scaled, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+# ----------------------------------------------------------------------------------- losses
+
+@dataclass(frozen=True)
+class LossTerms:
+    loss: torch.Tensor          # summed over tokens (Tinker's convention)
+    ratio: torch.Tensor         # p/q per token (detached)
+
+
+def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, advantages: torch.Tensor,
+            mask: torch.Tensor | None = None, config: dict[str, float] | None = None) -> LossTerms:
+    """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses)."""
+    config = config or {}
+    log_ratio = target_logprobs - sampling_logprobs
+    ratio = log_ratio.exp()
+    if loss_fn == "importance_sampling":
+        per_token = -(ratio * advantages)
+    elif loss_fn == "ppo":
+        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
+        per_token = -torch.min(ratio * advantages, ratio.clamp(low, high) * advantages)
+    elif loss_fn == "cispo":
+        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
+        per_token = -(ratio.clamp(low, high).detach() * target_logprobs * advantages)
+    elif loss_fn == "dro":
+        beta = config.get("beta", 0.05)
+        per_token = -(target_logprobs * advantages - 0.5 * beta * log_ratio**2)
+    else:
+        raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
+    if mask is not None:
+        per_token = per_token * mask
+    return LossTerms(per_token.sum(), ratio.detach())
+
+
+def datum_from_completion(prompt: tinker.ModelInput, tokens: Sequence[int], logprobs: Sequence[float], advantage: float) -> tinker.Datum:
+    """The Datum tinker-cookbook's RL loop builds for one (observation, sampled completion) pair."""
+    from tinker_cookbook.completers import TokensWithLogprobs
+    from tinker_cookbook.rl.data_processing import trajectory_to_data
+    from tinker_cookbook.rl.types import Trajectory, Transition
+
+    transition = Transition(ob=prompt, ac=TokensWithLogprobs(tokens=list(tokens), maybe_logprobs=list(logprobs)),
+                            reward=0.0, episode_done=True)
+    (datum,) = trajectory_to_data(Trajectory([transition], tinker.ModelInput.empty()), advantage)
+    return datum
+
+
+def _tensor(datum: tinker.Datum, key: str) -> torch.Tensor | None:
+    value = datum.loss_fn_inputs.get(key)
+    return None if value is None else value.to_torch().float()
+
+
+# ---------------------------------------------------------------------------------- learner
+
+@dataclass
+class StepResult:
+    loss: float
+    logprobs: list[torch.Tensor] = field(default_factory=list)   # per datum, trainer's target logprobs
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+class LoraLearner:
+    """A Qwen3-VL with a trainable PEFT LoRA on its language model; the vision tower stays frozen."""
+
+    def __init__(
+        self, model_dir: str | Path, *, rank: int = 32, alpha: int | None = None, learning_rate: float = 1e-6,
+        target_modules: str | list[str] = DEFAULT_TARGET_MODULES, temperature: float = 1.0, seed: int = 0,
+        dtype: torch.dtype | None = None, device: str = "cpu", adapter: str | Path | None = None,
+    ) -> None:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        torch.manual_seed(seed)
+        self.model_dir, self.device, self.temperature = str(model_dir), device, temperature
+        self.tokenizer, self.image_processor = load_processors(model_dir)
+        base = load_base_model(model_dir, dtype, device)
+        self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
+        self.banned = vision_token_ids(base.config)
+        if adapter is not None:
+            self.model = PeftModel.from_pretrained(base, str(adapter), is_trainable=True)
+        else:
+            config = LoraConfig(r=rank, lora_alpha=alpha or rank, target_modules=target_modules, lora_dropout=0.0, bias="none")
+            self.model = get_peft_model(base, config)
+        self.model.eval()  # no dropout anywhere: the learner must score tokens exactly like the sampler
+        self.learning_rate = learning_rate
+        self.optimizer = torch.optim.Adam(self.trainable_parameters(), lr=learning_rate, betas=(0.9, 0.95), eps=1e-8)
+        self.updates = 0
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        return [p for p in self.model.parameters() if p.requires_grad]
+
+    # --- scoring ----------------------------------------------------------------------------
+
+    def _target_logprobs(self, model_input: tinker.ModelInput, targets: torch.Tensor) -> torch.Tensor:
+        inputs = self.inputs.encode(model_input, device=self.device)
+        logits = self.model(**inputs).logits[0]
+        if logits.shape[0] != targets.shape[0]:
+            raise ValueError(f"datum has {targets.shape[0]} targets for {logits.shape[0]} input positions")
+        return token_logprobs(logits, targets.to(self.device), self.temperature, self.banned)
+
+    @torch.no_grad()
+    def completion_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int]) -> torch.Tensor:
+        """log p(token_i | prompt, tokens_<i) for each completion token, at the learner's temperature."""
+        inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
+        logits = self.model(**inputs).logits[0, -len(tokens):]
+        return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), self.temperature, self.banned).cpu()
+
+    # --- Tinker's training primitives, locally ------------------------------------------------
+
+    def forward_backward(self, data: Sequence[tinker.Datum], loss_fn: str = "importance_sampling",
+                         loss_fn_config: dict[str, float] | None = None) -> StepResult:
+        """Accumulate the gradient of the summed loss over `data` (one datum at a time)."""
+        if loss_fn not in LOSS_FUNCTIONS:
+            raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
+        total, ratios, out = 0.0, [], []
+        tokens_trained = 0
+        for datum in data:
+            targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
+            sampling = _tensor(datum, "logprobs")
+            advantages = _tensor(datum, "advantages")
+            if sampling is None or advantages is None:
+                raise ValueError("RL losses need logprobs and advantages in loss_fn_inputs")
+            mask = _tensor(datum, "mask")
+            # The sampled tokens: the mask when the datum has one (the cookbook strips it before
+            # sending), else where the cookbook put an advantage or a sampler logprob (the
+            # observation's positions carry 0 for both and contribute nothing).
+            active = (mask > 0) if mask is not None else (advantages != 0) | (sampling != 0)
+            target_lp = self._target_logprobs(datum.model_input, targets)
+            out.append(target_lp.detach().cpu())
+            if not bool(active.any()):
+                continue
+            index = active.nonzero().squeeze(-1).to(self.device)
+            terms = rl_loss(loss_fn, target_lp[index], sampling.to(self.device)[index],
+                            advantages.to(self.device)[index], None, loss_fn_config)
+            if terms.loss.requires_grad:
+                terms.loss.backward()
+            total += float(terms.loss.detach())
+            ratios.append(terms.ratio.cpu())
+            tokens_trained += int(active.sum())
+        metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)}
+        if ratios:
+            all_ratios = torch.cat(ratios)
+            metrics["mean_ratio"] = float(all_ratios.mean())
+        return StepResult(total, out, metrics)
+
+    def optim_step(self, learning_rate: float | None = None, grad_clip_norm: float = 0.0) -> dict[str, float]:
+        if learning_rate is not None:
+            for group in self.optimizer.param_groups:
+                group["lr"] = learning_rate
+        params = self.trainable_parameters()
+        norm = torch.nn.utils.clip_grad_norm_(params, grad_clip_norm if grad_clip_norm > 0 else float("inf"))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.updates += 1
+        return {"grad_norm": float(norm), "updates": float(self.updates)}
+
+    # --- adapters and checkpoints -------------------------------------------------------------
+
+    def save_adapter(self, folder: str | Path) -> Path:
+        """The LoRA adapter in PEFT format: what vLLM (LoadAdapter) and PeftSampler load."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(str(folder))
+        missing = [f for f in ADAPTER_FILES if not (folder / f).exists()]
+        if missing:
+            raise RuntimeError(f"PEFT did not write {missing} in {folder}")
+        return folder
+
+    def save(self, folder: Path) -> None:
+        """A trainer checkpoint: the adapter plus the optimizer state."""
+        self.save_adapter(folder / "adapter")
+        torch.save(self.optimizer.state_dict(), folder / "optimizer.pt")
+        (folder / "learner.json").write_text(json.dumps({"updates": self.updates, "model_dir": self.model_dir}))
+
+    def load(self, folder: Path) -> None:
+        from peft import set_peft_model_state_dict
+        from safetensors.torch import load_file
+
+        state = load_file(str(folder / "adapter" / "adapter_model.safetensors"))
+        result = set_peft_model_state_dict(self.model, state)
+        if getattr(result, "unexpected_keys", None):
+            raise RuntimeError(f"adapter does not fit this model: {result.unexpected_keys[:5]}")
+        self.optimizer.load_state_dict(torch.load(folder / "optimizer.pt", weights_only=True))
+        self.updates = json.loads((folder / "learner.json").read_text())["updates"]
+
+
+# ---------------------------------------------------------------------------------- sampler
+
+@dataclass
+class Sample:
+    tokens: list[int]
+    logprobs: list[float]
+    stop_reason: str            # "stop" (a stop token) or "length" (max_tokens)
+
+
+class PeftSampler:
+    """The serving side without vLLM: base Qwen3-VL (+ a PEFT adapter folder), sampled with generate()."""
+
+    def __init__(self, model_dir: str | Path, adapter: str | Path | None = None, *, dtype: torch.dtype | None = None,
+                 device: str = "cpu") -> None:
+        self.model_dir, self.device = str(model_dir), device
+        self.tokenizer, self.image_processor = load_processors(model_dir)
+        base = load_base_model(model_dir, dtype, device)
+        self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
+        self.banned = vision_token_ids(base.config)
+        self.adapter = str(adapter) if adapter is not None else ""
+        if adapter is not None:
+            from peft import PeftModel
+
+            base = PeftModel.from_pretrained(base, str(adapter)).eval()
+        self.model = base
+        self._lock = threading.Lock()   # generate() uses the global RNG: one sample at a time
+
+    @torch.no_grad()
+    def sample(self, prompt: tinker.ModelInput, *, max_tokens: int, temperature: float = 1.0,
+               stop_token_ids: Sequence[int] = (), seed: int | None = None) -> Sample:
+        inputs = self.inputs.encode(prompt, device=self.device)
+        stops = list(stop_token_ids) or [self.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+        greedy = temperature <= 0
+        with self._lock:
+            if seed is not None:
+                torch.manual_seed(seed)
+            out = self.model.generate(
+                **inputs, max_new_tokens=max_tokens, do_sample=not greedy, temperature=None if greedy else temperature,
+                top_k=None, top_p=None, eos_token_id=stops, pad_token_id=stops[0], suppress_tokens=self.banned,
+                output_logits=True, return_dict_in_generate=True,
+            )
+        tokens = out.sequences[0, inputs["input_ids"].shape[1]:].tolist()
+        logits = torch.stack(out.logits, dim=1)[0, : len(tokens)]
+        logprobs = token_logprobs(logits, torch.tensor(tokens, device=logits.device), temperature if not greedy else 1.0, self.banned)
+        stop_reason = "stop" if tokens and tokens[-1] in stops else "length"
+        return Sample(tokens, logprobs.cpu().tolist(), stop_reason)
+
+    @torch.no_grad()
+    def completion_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int], temperature: float = 1.0) -> torch.Tensor:
+        inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
+        logits = self.model(**inputs).logits[0, -len(tokens):]
+        return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), temperature, self.banned).cpu()

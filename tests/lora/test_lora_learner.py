@@ -1,0 +1,194 @@
+"""The local LoRA backend on CPU with the tiny random Qwen3-VL: PEFT LoRA updates in the trainer,
+Tinker's losses on tinker-cookbook's datums, adapters in PEFT format loaded by the serving side.
+
+The observation is rendered by the real `qwen3_vl_instruct` renderer (screenshot as an
+ImageChunk); completions are really sampled by PeftSampler (the CPU stand-in for vLLM)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from halo.trainers.advantages import group_advantages
+from halo.trainers.lora_learner import LoraLearner, PeftSampler, datum_from_completion, rl_loss
+
+TEMPERATURE = 0.7
+RANK = 8
+
+
+def _observation(tiny_dir: str):
+    from PIL import Image, ImageDraw
+
+    from halo.trainers.tinker_env import DEFAULT_RENDERER, DEFAULT_TINKER_MODEL, load_renderer
+
+    renderer = load_renderer(DEFAULT_RENDERER, tiny_dir, tiny_dir, DEFAULT_TINKER_MODEL)
+    image = Image.new("RGB", (1280, 720), (245, 245, 245))
+    ImageDraw.Draw(image).rectangle((560, 330, 720, 390), fill=(30, 90, 200))   # a "Sign up" button
+    messages = [
+        {"role": "system", "content": "You are a web agent. Answer with one computer_use tool call."},
+        {"role": "user", "content": [{"type": "image", "image": image},
+                                     {"type": "text", "text": 'Goal: Click the "Sign up" button.\n[3] button "Sign up"'}]},
+    ]
+    return renderer.build_generation_prompt(messages), renderer
+
+
+@pytest.fixture(scope="module")
+def prompt(tiny_dir):
+    return _observation(tiny_dir)[0]
+
+
+@pytest.fixture(scope="module")
+def sampler(tiny_dir):
+    return PeftSampler(tiny_dir)
+
+
+@pytest.fixture(scope="module")
+def group(sampler, prompt):
+    """A fixed GRPO group: 4 sampled completions of the same observation, fixed rewards."""
+    samples = [sampler.sample(prompt, max_tokens=10, temperature=TEMPERATURE, seed=seed) for seed in (1, 2, 3, 4)]
+    assert len({tuple(s.tokens) for s in samples}) == 4
+    rewards = [1.0, 0.0, 0.5, -0.5]
+    return samples, group_advantages(rewards)   # dr_grpo: A_i = r_i - mean(r)
+
+
+def test_sampler_and_trainer_logprobs_agree_with_the_lora_at_init(tiny_dir, prompt, group):
+    samples, _ = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE)
+    assert any("lora_B" in n for n, p in learner.model.named_parameters() if p.requires_grad)
+    assert not any("visual" in n for n, p in learner.model.named_parameters() if p.requires_grad)   # vision frozen
+    for sample in samples:
+        assert 1 <= len(sample.tokens) <= 10 and len(sample.logprobs) == len(sample.tokens)
+        assert not set(sample.tokens) & set(learner.banned)   # no vision placeholders in text
+        trainer = learner.completion_logprobs(prompt, sample.tokens)
+        assert torch.allclose(trainer, torch.tensor(sample.logprobs), atol=1e-4), (trainer, sample.logprobs)
+    # through the datum the cookbook would build (prompt + completion, shifted): same numbers, ratio 1
+    datum = datum_from_completion(prompt, samples[0].tokens, samples[0].logprobs, 1.0)
+    result = learner.forward_backward([datum])
+    mask = datum.loss_fn_inputs["mask"].to_torch() > 0
+    assert torch.allclose(result.logprobs[0][mask], torch.tensor(samples[0].logprobs), atol=1e-4)
+    assert result.metrics["mean_ratio"] == pytest.approx(1.0, abs=1e-4)
+    assert result.loss == pytest.approx(-len(samples[0].tokens), abs=1e-3)   # -(sum of ratio * A) with A = 1
+    learner.optimizer.zero_grad(set_to_none=True)
+    # a learner scoring at another temperature would not agree (the test can fail)
+    other = LoraLearner(tiny_dir, rank=RANK, temperature=1.0)
+    assert not torch.allclose(other.completion_logprobs(prompt, samples[0].tokens), torch.tensor(samples[0].logprobs), atol=1e-3)
+
+
+def test_tinkers_losses_token_wise():
+    target = torch.tensor([-1.0, -2.0, -0.5], requires_grad=True)
+    sampled = torch.tensor([-1.0, -1.5, -1.0])
+    adv = torch.tensor([1.0, -1.0, 2.0])
+    ratio = (target - sampled).exp()
+    assert rl_loss("importance_sampling", target, sampled, adv).loss.detach().item() == pytest.approx(float(-(ratio * adv).sum()))
+    clipped = ratio.clamp(0.8, 1.2)
+    ppo = -torch.min(ratio * adv, clipped * adv).sum()
+    assert rl_loss("ppo", target, sampled, adv).loss.detach().item() == pytest.approx(float(ppo))
+    assert rl_loss("cispo", target, sampled, adv).loss.detach().item() == pytest.approx(float(-(clipped * target * adv).sum()))
+    dro = -(target * adv - 0.5 * 0.05 * (target - sampled) ** 2).sum()
+    assert rl_loss("dro", target, sampled, adv).loss.detach().item() == pytest.approx(float(dro))
+    assert rl_loss("dro", target, sampled, adv, config={"beta": 1.0}).loss.detach().item() != pytest.approx(float(dro))
+    # cispo's weight carries no gradient: d/dtarget = -clip(r) * A
+    rl_loss("cispo", target, sampled, adv).loss.backward()
+    assert torch.allclose(target.grad, -(clipped * adv))
+    with pytest.raises(ValueError):
+        rl_loss("reinforce", target, sampled, adv)
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_dir, prompt, group):
+    """A few GRPO steps (importance sampling, Tinker's default) on the fixed group."""
+    samples, advantages = group
+    data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, advantages)]
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, learning_rate=2e-3, seed=0)
+    before = [learner.completion_logprobs(prompt, s.tokens).sum().item() for s in samples]
+    losses = []
+    for _ in range(4):
+        losses.append(learner.forward_backward(data, "importance_sampling").loss)
+        learner.optim_step()
+    after = [learner.completion_logprobs(prompt, s.tokens).sum().item() for s in samples]
+    return learner, data, losses, before, after
+
+
+def test_grpo_steps_on_a_fixed_batch_lower_the_loss(trained, group):
+    learner, _, losses, before, after = trained
+    _, advantages = group
+    assert all(b < a for a, b in zip(losses, losses[1:])), losses   # strictly decreasing
+    assert losses[-1] < losses[0] - 0.5
+    # the best completion became more likely, the worst less
+    best, worst = advantages.index(max(advantages)), advantages.index(min(advantages))
+    assert after[best] > before[best] + 0.1 and after[worst] < before[worst] - 0.1
+    assert learner.updates == 4
+
+
+@pytest.mark.parametrize("loss_fn", ["ppo", "cispo", "dro"])
+def test_the_other_losses_also_learn_on_the_fixed_batch(tiny_dir, prompt, group, loss_fn):
+    samples, advantages = group
+    data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, advantages)]
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, learning_rate=2e-3, seed=0)
+    best, worst = advantages.index(max(advantages)), advantages.index(min(advantages))
+    start = [learner.completion_logprobs(prompt, samples[i].tokens).sum().item() for i in (best, worst)]
+    losses = []
+    for _ in range(2):
+        losses.append(learner.forward_backward(data, loss_fn).loss)
+        learner.optim_step()
+    losses.append(learner.forward_backward(data, loss_fn).loss)
+    end = [learner.completion_logprobs(prompt, samples[i].tokens).sum().item() for i in (best, worst)]
+    assert end[0] > start[0] and end[1] < start[1], (start, end)
+    if loss_fn != "cispo":   # cispo's clipped weights are constants per step: its values do not compare across steps
+        assert losses[-1] < losses[0], losses
+
+
+def test_the_adapter_is_saved_in_peft_format_and_changes_the_serving_sides_outputs(trained, tiny_dir, prompt, group, sampler, tmp_path: Path):
+    learner, _, _, _, _ = trained
+    samples, advantages = group
+    folder = learner.save_adapter(tmp_path / "adapter")
+    assert (folder / "adapter_config.json").exists() and (folder / "adapter_model.safetensors").exists()
+    config = json.loads((folder / "adapter_config.json").read_text())
+    assert config["peft_type"] == "LORA" and config["r"] == RANK and "language_model" in str(config["target_modules"])
+    from safetensors.torch import load_file
+
+    weights = load_file(str(folder / "adapter_model.safetensors"))
+    assert weights and all("lora_A" in k or "lora_B" in k for k in weights)
+    assert any("lora_B" in k and v.abs().max() > 0 for k, v in weights.items())   # trained, not the B = 0 init
+
+    served = PeftSampler(tiny_dir, folder)   # the serving side loads the PEFT folder
+    best = samples[advantages.index(max(advantages))]
+    base_lp = sampler.completion_logprobs(prompt, best.tokens, TEMPERATURE)
+    served_lp = served.completion_logprobs(prompt, best.tokens, TEMPERATURE)
+    learner_lp = learner.completion_logprobs(prompt, best.tokens)
+    assert torch.allclose(served_lp, learner_lp, atol=1e-4)            # serving = trainer after the update
+    assert served_lp.sum() > base_lp.sum() + 0.1                       # and the adapter changed its outputs
+    again = served.sample(prompt, max_tokens=10, temperature=TEMPERATURE, seed=1)
+    assert again.tokens != samples[0].tokens or not torch.allclose(torch.tensor(again.logprobs), torch.tensor(samples[0].logprobs), atol=1e-3)
+
+    # a trainer checkpoint (adapter + optimizer) restores the same weights in a fresh learner
+    checkpoint = tmp_path / "step-000004"
+    checkpoint.mkdir()
+    learner.save(checkpoint)
+    restored = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, learning_rate=2e-3, seed=1)
+    assert not torch.allclose(restored.completion_logprobs(prompt, best.tokens), learner_lp, atol=1e-4)
+    restored.load(checkpoint)
+    assert torch.allclose(restored.completion_logprobs(prompt, best.tokens), learner_lp, atol=1e-5)
+    assert restored.updates == 4 and restored.optimizer.state_dict()["state"]
+
+
+def test_image_token_counts_must_match_the_renderer(tiny_dir, prompt):
+    import tinker
+
+    from transformers import AutoConfig
+
+    from halo.trainers.lora_learner import QwenVLInputs, load_processors
+
+    _, image_processor = load_processors(tiny_dir)
+    image_token = AutoConfig.from_pretrained(tiny_dir).image_token_id
+    inputs = QwenVLInputs(image_processor, image_token_id=image_token)
+    encoded = inputs.encode(prompt)
+    image = next(c for c in prompt.chunks if isinstance(c, tinker.types.ImageChunk))
+    assert int((encoded["input_ids"] == image_token).sum()) == image.expected_tokens == int(encoded["mm_token_type_ids"].sum())
+    assert encoded["pixel_values"].shape[0] == 4 * image.expected_tokens   # 2x2 patches merge into one token
+    wrong = tinker.ModelInput(chunks=[tinker.types.ImageChunk(data=image.data, format="jpeg", expected_tokens=image.expected_tokens + 1)])
+    with pytest.raises(ValueError, match="image token counts differ"):
+        inputs.encode(wrong)
