@@ -140,7 +140,7 @@ def home_type_label(f: Filters) -> str:
 def facts_line(l: Listing) -> str:
     if l.home_type == "land":
         return f"{l.lot_sqft:,} sqft lot"
-    beds = "Studio" if l.beds == 0 else f"{l.beds} bds"
+    beds = "Studio" if l.beds == 0 else (f"{l.beds} bd" if l.beds == 1 else f"{l.beds} bds")
     return f"{beds} | {l.baths:g} ba | {l.sqft:,} sqft"
 
 
@@ -239,7 +239,8 @@ class Zilloft(Replica):
         f = filters_from_params(params)
         page = max(1, _int(params.get("page")) or 1)
         canonical = filter_pairs(f, page)
-        if parse_qsl(request.url.query, keep_blank_values=True) != canonical:
+        asked = [pair for pair in parse_qsl(request.url.query, keep_blank_values=True) if pair != ("saved", "1")]
+        if asked != canonical:
             return RedirectResponse(self.results_url(f, page), status_code=303)
         place = listings.resolve_place(f.query)
         homes.apply_search(self._state(request), place, f)

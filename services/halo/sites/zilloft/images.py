@@ -267,7 +267,7 @@ def agent_svg(agent: Agent) -> str:
 def map_svg(listings: list[Listing], width: int = 620, height: int = 720, water: str = "") -> str:
     """A static street map with a price pin per listing (decorative: the list beside it is what acts)."""
     rng = random.Random(f"map:{len(listings)}:{listings[0].zpid if listings else ''}:{water}")
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" height="100%" preserveAspectRatio="xMidYMin slice">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" height="100%" preserveAspectRatio="xMidYMin slice" aria-hidden="true" focusable="false">',
              f'<rect width="{width}" height="{height}" fill="#f2efe9"/>']
     for _ in range(5):
         x, y = rng.randint(0, width - 120), rng.randint(0, height - 90)
@@ -283,7 +283,7 @@ def map_svg(listings: list[Listing], width: int = 620, height: int = 720, water:
     elif water == "e":
         parts.append(f'<path d="M{width} 0 H{width * .8} C{width * .74} {height * .4} {width * .9} {height * .7} {width * .82} {height} H{width} Z" fill="#aad3df"/>')
     elif water == "s":
-        parts.append(f'<path d="M0 {height} V{height * .84} C{width * .3} {height * .78} {width * .7} {height * .9} {width} {height * .8} V{height} Z" fill="#aad3df"/>')
+        parts.append(f'<path d="M0 {height} V{height * .74} C{width * .3} {height * .68} {width * .7} {height * .8} {width} {height * .7} V{height} Z" fill="#aad3df"/>')
     elif water == "n":
         parts.append(f'<path d="M0 0 V{height * .14} C{width * .3} {height * .2} {width * .7} {height * .1} {width} {height * .18} V0 Z" fill="#aad3df"/>')
     if listings:
