@@ -336,6 +336,16 @@ class PeftSampler:
         self.model = base
         self._lock = threading.Lock()   # generate() uses the global RNG: one sample at a time
 
+    @classmethod
+    def of(cls, learner: "LoraLearner") -> "PeftSampler":
+        """A sampler over the learner's own PEFT model (one process, one copy of the weights)."""
+        sampler = cls.__new__(cls)
+        sampler.model_dir, sampler.device, sampler.adapter = learner.model_dir, learner.device, ""
+        sampler.tokenizer, sampler.image_processor = learner.tokenizer, learner.image_processor
+        sampler.inputs, sampler.banned, sampler.model = learner.inputs, learner.banned, learner.model
+        sampler._lock = threading.Lock()
+        return sampler
+
     @torch.no_grad()
     def sample(self, prompt: tinker.ModelInput, *, max_tokens: int, temperature: float = 1.0,
                stop_token_ids: Sequence[int] = (), seed: int | None = None) -> Sample:
@@ -361,3 +371,103 @@ class PeftSampler:
         inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
         logits = self.model(**inputs).logits[0, -len(tokens):]
         return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), temperature, self.banned).cpu()
+
+
+# ------------------------------------------------------------------- the local_lora trainer
+
+class LocalSamplingClient:
+    """tinker.SamplingClient's `sample_async`, served by a PeftSampler (what the cookbook's
+    TinkerTokenCompleter calls)."""
+
+    def __init__(self, sampler: PeftSampler, seed: int = 0) -> None:
+        self.sampler, self.seed, self.calls = sampler, seed, 0
+
+    async def sample_async(self, prompt: tinker.ModelInput, num_samples: int, sampling_params: tinker.SamplingParams,
+                           **_: Any) -> tinker.types.SampleResponse:
+        import asyncio
+
+        stops = [s for s in (sampling_params.stop or []) if isinstance(s, int)]
+        sequences = []
+        for _ in range(num_samples):
+            self.calls += 1
+            sample = await asyncio.to_thread(
+                self.sampler.sample, prompt, max_tokens=sampling_params.max_tokens,
+                temperature=sampling_params.temperature, stop_token_ids=stops, seed=self.seed * 1_000_003 + self.calls,
+            )
+            sequences.append(tinker.types.SampledSequence(
+                stop_reason=sample.stop_reason, sequence_id=f"local-{self.calls}", _tokens_list=sample.tokens,
+                _logprobs_list=sample.logprobs,
+            ))
+        return tinker.types.SampleResponse(sequences=sequences)
+
+
+async def train_local_lora(ctx: Any) -> None:
+    """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).
+
+    The same environments, rollouts, advantages and datums as the Tinker backend (tinker-cookbook's
+    rollout and data-processing code over `tinker_env`), sampled in this process from the learner's
+    current weights, updated with `forward_backward` + `optim_step` above. Each step's checkpoint
+    is the adapter (PEFT format, loadable by vLLM) plus the optimizer state.
+
+    extra.model_dir (or a RunSpec.model that is a folder): the local Qwen3-VL checkpoint.
+    extra.device: cuda / cpu (default: cuda when available).
+    """
+    import asyncio
+    import math
+
+    from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
+    from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
+    from tinker_cookbook.rl.rollout_strategy import MinViableGroup
+    from tinker_cookbook.rl.rollouts import do_group_rollout_and_filter_constant_reward
+
+    from halo.errors import FailedPrecondition
+    from halo.trainers.advantages import step_metrics
+    from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
+    from halo.trainers.tinker_train import loss_fn_config_for
+
+    spec = ctx.spec
+    extra = spec.extra
+    model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
+    if not model_dir or not Path(model_dir).is_dir():
+        raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set extra.model_dir (or --model) to its folder")
+    device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+    dtype = torch.bfloat16 if device.startswith("cuda") else None
+    learner = await asyncio.to_thread(
+        LoraLearner, model_dir, rank=spec.lora_rank, learning_rate=spec.learning_rate, temperature=spec.temperature,
+        seed=spec.seed, dtype=dtype, device=device,
+    )
+    if ctx.last_checkpoint is not None:
+        await asyncio.to_thread(learner.load, ctx.last_checkpoint)
+    sampling = LocalSamplingClient(PeftSampler.of(learner), seed=spec.seed)
+    services = ctx.services
+    task = BrowserTaskConfig(
+        env_target=services.env, reward_target=services.reward, token=services.token, max_steps=spec.max_steps,
+        history_steps=int(extra.get("history_steps", 5)), reward_overrides=dict(spec.reward_overrides), run_id=ctx.run_id,
+        model_name=model_dir, tokenizer=model_dir, image_processor=model_dir,
+    )
+    tasks = await expand_task_refs(task, spec.task_ids)
+    dataset = HaloBrowserDataset(tasks, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
+                                 num_batches=spec.total_steps, seed=spec.seed, config=task)
+    min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
+    strategy = MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)), max_retries=int(extra.get("env_retries", 0)))
+    for step in range(ctx.start_step + 1, spec.total_steps + 1):
+        if ctx.stop_requested():
+            return
+        builders = dataset.get_batch(step - 1)
+        results = await asyncio.gather(*(
+            do_group_rollout_and_filter_constant_reward(
+                sampling, builder, max_tokens=spec.max_tokens, temperature=spec.temperature,
+                do_remove_constant_reward_groups=False, enable_logging=False, strategy=strategy,
+            )
+            for builder in builders
+        ))
+        kept = [(b, g) for b, g in zip(builders, results) if g is not None]
+        metrics = step_metrics([b.summaries() for b in builders])
+        if kept:
+            groups = [g for _, g in kept]
+            data, _ = assemble_training_data(groups, compute_advantages(groups))
+            result = await asyncio.to_thread(learner.forward_backward, data, spec.loss_fn, loss_fn_config_for(spec))
+            optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
+            metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
+            metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
+        await ctx.complete_step(step, {k: float(v) for k, v in metrics.items()}, learner.save)
