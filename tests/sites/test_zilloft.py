@@ -27,7 +27,8 @@ ZILLOFT_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 def test_replica_serves_every_v2_zilloft_task():
     v2 = default_registry().list(site="zilloft", suite="real-v2")
     assert {t.id for t in v2} == TASK_IDS and len(v2) == 10
-    assert all(t.replica_available for t in v2)
+    assert all(t.replica_available and t.scorable for t in v2)
+    assert all(t.notes for t in v2)             # CAVEATS spell out what each lenient script lets through
     assert set(Zilloft.oracles) == set(Zilloft.wrong_attempts) == TASK_IDS
 
 
@@ -320,3 +321,14 @@ async def test_lenient_scripts_pass_requests_the_goals_would_not(http):
     # zilloft-23 takes any price up to $900K found anywhere as the price filter, the minimum included
     await http.get("/zilloft/homes", params={"q": "California", "minPrice": "100000", "maxPrice": "5000000", "beds": "3"})
     assert score("zilloft-23", await finish_state(http)) == 1.0
+
+
+async def test_reward_milestones_fire_along_the_oracle(env, reward):
+    """configs/rewards.yaml's zilloft milestones (search, filters, listing, tour) read these pages."""
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    run = await run_rollout(env, reward, "zilloft-10", oracle_policy(Zilloft.oracles["zilloft-10"]))
+    assert run.evaluation.success
+    paid = [c for c in run.components if c.startswith("milestone:")]
+    assert sorted(paid) == ["milestone:filters_applied", "milestone:listing_viewed", "milestone:search",
+                            "milestone:tour_requested"]

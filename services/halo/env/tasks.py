@@ -44,6 +44,17 @@ CAVEATS: dict[str, str] = {
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
         "another attempt's success makes a no-op pass; HALO's evaluator runs it with the state file alone"
     ),
+    "zilloft-2": "any tour request whose message names Long Beach (or Huntington Beach) without 'apt'/'unit'/'condo' passes; beds and baths are not checked",
+    "zilloft-3": "any complete tour request (name, email, phone, message, a day or time) passes; the area, price, rooms and July 19 are not checked",
+    "zilloft-5": "any message to any agent passes: San Jose and hiring are not checked",
+    "zilloft-6": "any selectedDate on July 19 between 12 and 2 PM anywhere in the state passes; the city, price and rooms are not checked",
+    "zilloft-9": "needs a tour request, which the goal does not ask for; any tour passes, the square footage is not checked",
+    "zilloft-10": "a maxPrice <= $500K and a 2+ beds filter in the store pass with a tour of any home (else the toured home is checked)",
+    "zilloft-14": "the 9 AM is not checked (any time tomorrow passes), nor the price; 'tomorrow' is the day after the first timestamp in the state",
+    "zilloft-15": "a requester named 'Bob Bob' passes at any time of a weekend day; the Bay Area is read from city names in the message",
+    "zilloft-22": "any tour request passes: Southern California and the $1M limit are not checked",
+    "zilloft-23": ("any price <= $900K anywhere in the state counts as the price filter (a minimum price too), and a tour of a "
+                   "California home with 3+ beds and a price under $900K passes without filters"),
 }
 
 SUITE_REAL = "real-v2"
