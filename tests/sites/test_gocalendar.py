@@ -16,6 +16,7 @@ import httpx
 import pytest
 import yaml
 
+from halo.agent import actions as A
 from halo.client.env import observation_options
 from halo.env.tasks import EvalSpec, default_registry
 from halo.reward.evaluator import run_script
@@ -340,6 +341,16 @@ async def test_editor_moves_the_end_with_the_start_and_pages_fit_the_element_bud
         obs = await _do(env, sid, obs, Click(Target("button", "Create")), Click(Target("menuitem", "Event")))
         assert '] textbox "Add title"' in obs.axtree and len(obs.elements) < 100     # the time list stays out of the tree
         assert (_value(obs, "textbox", "Start time"), _value(obs, "textbox", "End time")) == ("10:30am", "11:30am")
+        # switching to Task and back keeps the title
+        obs = await _do(env, sid, obs, FillIn(Target("textbox", "Add title"), "Pick up sister"), Click(Target("tab", "Task")))
+        assert _value(obs, "textbox", "Add title") == "Pick up sister" and _value(obs, "textbox", "Time") == "10:30am"
+        obs = await _do(env, sid, obs, Click(Target("tab", "Event")))
+        assert _value(obs, "textbox", "Add title") == "Pick up sister"
+        # typing into a time box replaces it, and the end keeps the hour's length
+        result = await env.step(sid, A.ClickElement(Target("textbox", "Start time").find(obs.elements).bid), observation=TEXT_ONLY)
+        result = await env.step(sid, A.TypeText("11am"), observation=TEXT_ONLY)
+        obs = result.observation
+        assert (_value(obs, "textbox", "Start time"), _value(obs, "textbox", "End time")) == ("11am", "12:00pm")
         obs = await _do(env, sid, obs, FillIn(Target("textbox", "Start date"), "2024-09-20"),
                         FillIn(Target("textbox", "Start time"), "11:00pm"), Click(Target("textbox", "Add location")))
         assert (_value(obs, "textbox", "End date"), _value(obs, "textbox", "End time")) == ("2024-09-21", "12:00am")

@@ -253,7 +253,9 @@ class GoCalendar(Replica):
             day = TODAY
         at = parse_clock(params.get("time", "")) if params.get("time") else None
         back = _safe_back(params.get("back"))
-        return self._editor(request, EventForm.new(kind, day, at), mode="new", action="/api/items", back=back)
+        form = EventForm.new(kind, day, at)
+        form.title = params.get("title", "")[:200]
+        return self._editor(request, form, mode="new", action="/api/items", back=back)
 
     async def edit_item_page(self, request: Request) -> Response:
         state = self.session(request).state
