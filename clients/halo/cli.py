@@ -1,6 +1,6 @@
 """`halo` command line.
 
-    halo train [--steps N ...]     GRPO training (local services, or --submit to a trainer service)
+    halo train [--kind mcts] [--steps N ...]   GRPO or MCTS training (local services, or --submit to a trainer service)
     halo eval --mode M --tasks T   evaluate a mode on tasks; halo eval compare A B | report ID | list (halo.evaluation)
     halo demo                      drive a session on the local playground through the env service
     halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
@@ -67,13 +67,15 @@ def _train(args: argparse.Namespace) -> int:
     from halo.trainers.spec import RunSpec
 
     spec = RunSpec(
-        name=args.name, kind="grpo", backend=args.backend, mode=args.backend, model=args.model,
+        name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
         task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
         groups_per_batch=args.groups_per_batch, total_steps=args.steps,
         learning_rate=args.lr or (2e-2 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
         max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
         extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs, "entropy_coef": args.entropy_coef},
     )
+    if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
+        spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     try:
         spec.validate()
     except ValueError as exc:
@@ -155,7 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     bg.add_argument("--served-model", default="", help="model name on --base-url")
     bg.add_argument("--json", default="", help="also write the results to this JSON file")
 
-    train = sub.add_parser("train", help="train a policy with GRPO (locally, or on a trainer service with --submit)")
+    train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
+    train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
     train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
@@ -170,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--eval-every", type=int, default=10, help="greedy held-out evaluation every N steps (0: never)")
     train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
     train.add_argument("--entropy-coef", type=float, default=0.0, help="entropy bonus (embedded learner)")
+    train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
+    train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
+    train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

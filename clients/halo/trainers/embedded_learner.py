@@ -100,3 +100,39 @@ class EmbeddedLearner:
             "loss": float(total.detach()), "grad_norm": grad_norm, "actions_trained": float(len(terms)),
             "mean_ratio": sum(ratios) / len(ratios), "policy_entropy": sum(entropies) / len(entropies),
         }
+
+    def dpo_update(self, pairs, reference: ScoringHead, beta: float = 0.1, temperature: float = 1.0) -> dict[str, float]:
+        """One DPO step over step-level preference pairs (halo.trainers.preferences.PreferencePair:
+        context, chosen, rejected) against a frozen reference head (MCTS / Agent Q)."""
+        from halo.trainers.preferences import dpo_loss
+
+        chosen, rejected, ref_chosen, ref_rejected = [], [], [], []
+        skipped = 0
+        by_state: dict[int, tuple] = {}   # pairs of one node share one featurization
+        self.head.train()
+        for pair in pairs:
+            key = id(pair.context)
+            if key not in by_state:
+                features = self.policy.featurize(pair.context)
+                with torch.no_grad():
+                    ref = EmbeddedPolicy.log_probs(reference, features.tensor, temperature)
+                index = {c.action: i for i, c in enumerate(features.candidates)}
+                by_state[key] = (EmbeddedPolicy.log_probs(self.head, features.tensor, temperature), ref, index)
+            logp, ref, index = by_state[key]
+            if pair.chosen not in index or pair.rejected not in index:
+                skipped += 1   # not candidates of the embedded policy (another backend's actions)
+                continue
+            c, r = index[pair.chosen], index[pair.rejected]
+            chosen.append(logp[c]), rejected.append(logp[r]), ref_chosen.append(ref[c]), ref_rejected.append(ref[r])
+        if not chosen:
+            self.head.eval()
+            return {"dpo_loss": 0.0, "pairs_trained": 0.0, "pairs_skipped": float(skipped)}
+        loss, metrics = dpo_loss(torch.stack(chosen), torch.stack(rejected), torch.stack(ref_chosen),
+                                 torch.stack(ref_rejected), beta)
+        self.optimizer.zero_grad()
+        loss.backward()
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(self.head.parameters(), 5.0))
+        self.optimizer.step()
+        self.head.eval()
+        self.updates += 1
+        return metrics | {"grad_norm": grad_norm, "pairs_trained": float(len(chosen)), "pairs_skipped": float(skipped)}
