@@ -63,3 +63,41 @@ async def test_cli_names_the_missing_api_key_and_keeps_no_empty_eval(targets, br
     assert rc == 2, out
     assert "mode gpt5_baseline cannot sample from route 'gpt'" in out and "set OPENAI_API_KEY" in out, out
     assert not (evals_dir / "nokey").exists()
+
+
+async def test_eval_runs_as_a_trainer_service_job(targets, tmp_path):
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    from halo.client.trainer import TrainerClient
+    from halo.errors import InvalidArgument
+    from halo.runtime.server import start_service
+    from halo.trainer.config import TrainerSettings
+    from halo.trainer.server import build_service
+    from halo.trainers.spec import RunSpec
+
+    settings = TrainerSettings(port=0, metrics_port=-1, runs_dir=str(tmp_path), env_target=targets.env,
+                               reward_target=targets.reward, gateway_target=targets.gateway)
+    trainer = await start_service(build_service(settings), settings)
+    try:
+        rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-steps", "2",
+                                  "--workers", "2", "--no-screenshots", "--submit", trainer.target)
+        assert rc == 0, out
+        assert "submitted eval run" in out and "playground-signup seed 1:" in out and "succeeded" in out, out
+        [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+        assert len(list((run_dir / "eval" / "episodes").glob("*/episode.json"))) == 2
+        assert "| playground | 2 |" in (run_dir / "eval" / "report.md").read_text()
+        async with TrainerClient(trainer.target) as client:
+            [run] = await client.list_runs()
+            assert run.spec.mode == "embedded" and run.step == 1
+            assert set(run.last_metrics) >= {"success_rate", "success_rate/playground", "action_validity", "episode_length"}
+            [ckpt] = await client.list_checkpoints(run.run_id)
+            summary = json.loads((Path(ckpt.path) / "summary.json").read_text())
+            assert summary["metrics"]["episodes"] == 2 and summary["eval_dir"].endswith(f"{run.run_id}/eval")
+            for bad, message in ((dict(mode="embedded", total_steps=20), "one step"), (dict(mode="gpt4", total_steps=1), "need a mode")):
+                with pytest.raises(InvalidArgument, match=message):
+                    await client.start_run(RunSpec(kind="eval", task_ids=["playground-signup"], **bad))
+    finally:
+        await trainer.stop(grace=1.0)

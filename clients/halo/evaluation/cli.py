@@ -5,6 +5,7 @@
     halo eval --mode qwen3vl_grpo --tasks omnizon,gomail --workers 8        # vLLM route qwen3vl + LoRA adapter
     halo eval --mode gpt5_baseline --tasks all                              # OPENAI_API_KEY
     halo eval --resume <eval_id>                                            # skip the episodes already saved
+    halo eval --mode embedded --tasks playground --submit 127.0.0.1:50055   # a job on the trainer service
     halo eval compare <eval_a> <eval_b>                                     # side by side
     halo eval report <eval_id>                                              # re-render report.md, plots, viewer
     halo eval list
@@ -69,6 +70,8 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--gateway", default="", metavar="HOST:PORT")
     p.add_argument("--token", default="", help="bearer token of the running services")
     p.add_argument("--gateway-config", default="", help="route table for the in-process gateway (default configs/gateway.yaml)")
+    p.add_argument("--submit", default="", metavar="HOST:PORT",
+                   help="run it as a job on a trainer service (written under its runs/<run_id>/eval/); Ctrl-C does not stop it")
     return p
 
 
@@ -91,6 +94,35 @@ def _episode_line(e: dict) -> str:
     if e.get("env_failure"):
         text += f" ({e['env_failure_reason']})"
     return text
+
+
+async def _submit(args: argparse.Namespace) -> int:
+    from halo.client.trainer import TrainerClient
+    from halo.evaluation.hosted import eval_run_spec
+    from halo.v1 import trainer_pb2 as pb
+
+    if not args.mode or not args.tasks:
+        console.print("halo eval: --mode and --tasks are required", style="red")
+        return 2
+    spec = eval_run_spec(
+        args.mode, [t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds), workers=max(1, args.workers),
+        max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), temperature=args.temperature, route=args.route,
+        adapter_path=args.adapter, weights=args.weights, screenshots=not args.no_screenshots, name=args.eval_id,
+    )
+    async with TrainerClient(args.submit, token=args.token) as client:
+        run = await client.start_run(spec)
+        console.print(f"submitted eval run [bold]{run.run_id}[/bold] to {args.submit}; it keeps going if you disconnect")
+        async for event in client.watch(run.run_id):
+            kind = event.WhichOneof("event")
+            if kind == "log":
+                console.log(event.log.message)
+            elif kind == "state_change":
+                console.log(f"{pb.RunState.Name(event.state_change.state).removeprefix('RUN_STATE_').lower()}: {event.state_change.message}")
+        final = await client.get_run(run.run_id)
+    console.print(f"eval folder (on the trainer's machine): {final.output_dir}/eval")
+    if final.last_metrics:
+        console.print("  ".join(f"{k}={v:.2f}" for k, v in sorted(final.last_metrics.items())))
+    return 0 if final.state == pb.RUN_STATE_SUCCEEDED else 1
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -259,7 +291,7 @@ def main(argv: list[str]) -> int:
         return sub[argv[0]](argv[1:])
     args = run_parser().parse_args(argv)
     try:
-        return asyncio.run(_run(args))
+        return asyncio.run(_submit(args) if args.submit else _run(args))
     except ValueError as exc:       # bad mode / weights / seeds
         console.print(f"halo eval: {exc}", style="red")
         return 2

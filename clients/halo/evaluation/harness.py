@@ -160,8 +160,10 @@ class EvalOutcome:
 async def run_eval(
     spec: EvalSpec, store: EvalStore, *, targets: ServiceTargets | None = None, resolved: ResolvedMode | None = None,
     policy: Policy | None = None, gateway_config: str = "", on_event: EventFn | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> EvalOutcome:
-    """Run (or resume) an evaluation and write its report. `policy` replaces the gateway policy (tests, scripted agents)."""
+    """Run (or resume) an evaluation and write its report. `policy` replaces the gateway policy (tests, scripted
+    agents); once `stop()` is true no new episode starts (those running finish and are saved)."""
     emit = on_event or (lambda kind, payload: None)
     resolved = resolved or ResolvedMode(spec.mode, spec.route, spec.adapter, spec.adapter_path, spec.weights)
     async with service_targets(targets, resolved.route, spec.workers, gateway_config) as services, \
@@ -177,11 +179,11 @@ async def run_eval(
                 gateway = await stack.enter_async_context(PolicyClient(services.gateway, token=services.token, timeout_s=300))
                 emit("log", {"message": f"checking route {resolved.route!r}" + (f" with adapter {resolved.adapter!r}" if resolved.adapter else "")})
                 policy = await prepare_gateway(gateway, resolved, spec.temperature)
-            return await _run_episodes(spec, store, env, reward, policy, by_id, emit)
+            return await _run_episodes(spec, store, env, reward, policy, by_id, emit, stop or (lambda: False))
 
 
 async def _run_episodes(spec: EvalSpec, store: EvalStore, env: EnvClient, reward: RewardClient, policy: Policy,
-                        tasks: dict[str, cpb.Task], emit: EventFn) -> EvalOutcome:
+                        tasks: dict[str, cpb.Task], emit: EventFn, stop: Callable[[], bool]) -> EvalOutcome:
     done = store.completed(spec.eval_id)
     planned = [(t, s) for t in spec.task_ids for s in spec.seeds]
     pending = [p for p in planned if p not in done]
@@ -194,7 +196,7 @@ async def _run_episodes(spec: EvalSpec, store: EvalStore, env: EnvClient, reward
 
     async def one(task_id: str, seed: int) -> None:
         async with limit:
-            if fatal:
+            if fatal or stop():
                 return
             started = time.time()
             error = ""

@@ -7,6 +7,11 @@ from halo.trainers.spec import RunSpec
 
 
 def resolve_trainer(spec: RunSpec) -> Trainer:
+    if spec.kind == "eval":   # any backend: the mode says what is evaluated (halo.evaluation.modes)
+        from halo.evaluation.hosted import check_spec, run_eval_job
+
+        check_spec(spec)
+        return run_eval_job
     if spec.kind == "grpo" and spec.backend == "embedded":
         from halo.trainers.grpo import train_embedded
 
