@@ -25,7 +25,7 @@ from halo.sites.zilloft import homes, images, listings
 from halo.sites.zilloft.homes import FormError
 from halo.sites.zilloft.listings import (
     BATH_CHOICES, BED_CHOICES, HOME_TYPE_BY_ID, HOME_TYPES, PRICE_SUGGESTIONS, SORT_IDS, SORTS, SQFT_CHOICES,
-    SUGGESTED_PLACES, Filters, Listing, Place,
+    SUGGESTED_PLACES, Filters, Listing,
 )
 from halo.sites.zilloft.oracles import ORACLES, WRONG_ATTEMPTS
 

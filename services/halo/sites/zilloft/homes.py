@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from halo.sites.zilloft.listings import AGENT_BY_ID, Agent, Filters, Listing, Place
+from halo.sites.zilloft.listings import Agent, Filters, Listing, Place
 
 #: The site's "today" (REAL's Zilloft was recorded on Thursday, July 18, 2024).
 TODAY = date(2024, 7, 18)
@@ -248,7 +248,3 @@ def differences(initial: dict[str, Any], state: dict[str, Any]) -> dict[str, Any
 
     return {"requestTours": section("requestTourList"), "contactAgents": section("contactAgentList")}
 
-
-def agent_of(entry: dict[str, Any]) -> Agent | None:
-    agent = entry.get("agent")
-    return AGENT_BY_ID.get(agent["id"]) if agent else None

@@ -66,8 +66,6 @@ class City:
         return f"{self.name}, {self.state}"
 
 
-_HOUSEY = (("house", .6), ("condo", .15), ("townhome", .1), ("multi_family", .1), ("manufactured", .05))
-
 CITIES: tuple[City, ...] = (
     City("san-francisco", "San Francisco", "CA", ("94110", "94112", "94114", "94116", "94122", "94124", "94131", "94134"),
          (37.7549, -122.4394), 1_350_000, (("house", .45), ("condo", .35), ("townhome", .08), ("multi_family", .1), ("land", .02)),
@@ -126,7 +124,6 @@ CITIES: tuple[City, ...] = (
          "512", ()),
 )
 CITY_BY_SLUG = {c.slug: c for c in CITIES}
-CITY_BY_NAME = {c.name.lower(): c for c in CITIES}
 
 REGIONS: dict[str, tuple[str, tuple[str, ...]]] = {
     # region id -> (display name, words people type for it)
@@ -594,12 +591,6 @@ class Filters:
         if self.max_sqft is not None and (l.sqft is None or l.sqft > self.max_sqft):
             return False
         return True
-
-    @property
-    def active_count(self) -> int:
-        """How many filters (not counting the place and the sort) are set."""
-        return sum(x is not None for x in (self.min_price or self.max_price or None, self.min_beds, self.min_baths,
-                                            self.min_sqft or self.max_sqft or None)) + (1 if self.home_types else 0)
 
 
 def _featured_key(l: Listing) -> str:
