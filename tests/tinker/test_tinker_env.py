@@ -160,22 +160,23 @@ async def test_an_env_failure_is_dropped_from_its_group_not_scored(stack, env, t
     from halo.trainers.advantages import step_metrics
 
     builder = HaloBrowserGroupBuilder("playground-signup", 0, 3, task_config)
+    broken = []
 
-    async def break_first_session(call: int) -> None:
-        if call != 1:
-            return
-        while len(builder.envs) < 3 or not all(e.session_id for e in builder.envs):
-            await asyncio.sleep(0.05)
-        await env.close_session(builder.envs[0].session_id)   # the session vanishes under the trainer
+    async def break_a_session(call: int, group=builder) -> None:
+        if call == 1:   # an env that has a session and has not stepped yet (its next step will fail)
+            target = next(e for e in group.envs if e.session_id and not e.history)
+            broken.append(target)
+            await env.close_session(target.session_id)   # the session vanishes under the trainer
 
-    sampler = FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), before_sample=break_first_session)
+    sampler = FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), before_sample=break_a_session)
     policy = TinkerTokenCompleter(sampler, max_tokens=64)
     group = await do_group_rollout(builder, policy, strategy=MinViableGroup(min_successful=2, max_retries=0))
 
     assert len(group.trajectories_G) == 2
     assert [e.error_type for e in group.rollout_errors] == ["EnvFailure"]
     assert "NotFound" in group.rollout_errors[0].error_message
-    failed = builder.envs[0]
+    (failed,) = broken
+    assert [e for e in builder.envs if e.env_failure] == [failed]
     assert failed.env_failure and failed.summary is not None and failed.summary.env_failure
     metrics = step_metrics([builder.summaries()])
     assert metrics["env_failures"] == 1 and metrics["episodes"] == 2
@@ -183,13 +184,10 @@ async def test_an_env_failure_is_dropped_from_its_group_not_scored(stack, env, t
     # with a floor the group cannot meet, the whole group is dropped (AllTrajectoriesFailedError)
     small = HaloBrowserGroupBuilder("playground-signup", 0, 2, task_config)
 
-    async def break_both(call: int) -> None:
-        if call == 1:
-            while len(small.envs) < 2 or not all(e.session_id for e in small.envs):
-                await asyncio.sleep(0.05)
-            await env.close_session(small.envs[0].session_id)
+    async def break_one(call: int) -> None:
+        await break_a_session(call, small)
 
-    sampler = FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), before_sample=break_both)
+    sampler = FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), before_sample=break_one)
     from tinker_cookbook.exceptions import AllTrajectoriesFailedError
 
     with pytest.raises(AllTrajectoriesFailedError):
