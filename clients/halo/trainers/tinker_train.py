@@ -245,7 +245,7 @@ async def train_tinker(ctx: RunContext) -> None:
 
     spec = ctx.spec
     if not os.environ.get(TINKER_API_KEY_ENV):
-        raise FailedPrecondition(f"the Tinker backend needs an API key: set {TINKER_API_KEY_ENV} (https://tinker-console.thinkingmachines.ai)")
+        raise FailedPrecondition(f"the Tinker backend needs an API key: set {TINKER_API_KEY_ENV} (https://auth.thinkingmachines.ai/sign-up)")
     if ctx.start_step >= spec.total_steps:
         return
     log_path = ctx.run_dir / "tinker"
