@@ -347,6 +347,10 @@ class TreeSearch:
             await self.close()
         return result
 
+    @property
+    def session_id(self) -> str:
+        return self._session
+
     def _next_id(self) -> int:
         self._ids += 1
         return self._ids - 1
