@@ -280,6 +280,7 @@ class HaloBrowserEnv(Env):
 
     async def close(self) -> None:
         """End the reward episode and close the session (idempotent, never raises)."""
+        self._obs = self._before = self.last_prompt = None   # screenshots: not kept past the episode
         if self._closed or not self.session_id:
             self._closed = True
             return
@@ -364,6 +365,8 @@ class HaloBrowserDataset(RLDataset):
         pairs = self.fixed if self.fixed is not None else batch_for_step(self.tasks, self.seed, index, self.groups_per_batch)
         builders = [HaloBrowserGroupBuilder(task, seed, self.group_size, self.config) for task, seed in pairs]
         self.issued[index] = builders
+        for old in [i for i in self.issued if i < index - 2]:   # keep the steps being reported, not the run
+            del self.issued[old]
         return builders
 
     def __len__(self) -> int:
