@@ -49,10 +49,19 @@ def _serve(argv: list[str]) -> int:
 
         run(SitesSettings.from_cli(flags))
         return 0
+    from pydantic import ValidationError
+
     from halo.runtime.server import run
 
     settings_ref, factory_ref = GRPC_SERVICES[name]
-    run(_load(factory_ref), _load(settings_ref).from_cli(flags))
+    try:
+        settings = _load(settings_ref).from_cli(flags)
+    except ValidationError as exc:   # e.g. --tls-cert without --tls-key: one line per problem, no traceback
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"])
+            print(f"halo serve {name}: {where + ': ' if where else ''}{error['msg']}", file=sys.stderr)
+        return 2
+    run(_load(factory_ref), settings)
     return 0
 
 
@@ -82,7 +91,7 @@ def _train(args: argparse.Namespace) -> int:
         print(f"halo train: {exc}", file=sys.stderr)
         return 2
     if args.submit:
-        return asyncio.run(train_remote(spec, args.submit))
+        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca))
     return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
 
 
@@ -179,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
+    train.add_argument("--token", default="", help="--submit: bearer token of the trainer service")
+    train.add_argument("--tls-ca", default="", metavar="PEM", help="--submit: root certificate to trust: talk TLS to the trainer service")
     train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")
 
     protos = sub.add_parser("protos", help="regenerate the gRPC stubs from protos/")

@@ -11,7 +11,7 @@ calls and close their browsers), then SIGKILL for the process group after `--tim
     halo up [--ports default|free] [--only env,sites] [--run-dir DIR]
     halo status [--json]
     halo down [--timeout-s 20]
-    halo health HOST:PORT [--service halo.v1.EnvService] | halo health http://HOST:PORT/path
+    halo health HOST:PORT [--service halo.v1.EnvService] [--tls-ca PEM] | halo health http://HOST:PORT/path
     halo deploy render [--check]
 """
 
@@ -47,9 +47,9 @@ LOCAL_HOST = "127.0.0.1"
 # Health checks (also what compose's healthchecks run: `halo health ...`)
 
 
-def check_health(target: str, service: str = "", timeout_s: float = 3.0) -> str:
-    """"SERVING", "NOT_SERVING", ... for a gRPC target; "SERVING" or "HTTP <code>" for an http(s) URL;
-    "UNREACHABLE: <why>" when nothing answers."""
+def check_health(target: str, service: str = "", timeout_s: float = 3.0, tls_ca: str = "") -> str:
+    """"SERVING", "NOT_SERVING", ... for a gRPC target (over TLS trusting the PEM file `tls_ca` when
+    given); "SERVING" or "HTTP <code>" for an http(s) URL; "UNREACHABLE: <why>" when nothing answers."""
     if target.startswith(("http://", "https://")):
         try:
             with urllib.request.urlopen(target, timeout=timeout_s) as response:
@@ -61,7 +61,13 @@ def check_health(target: str, service: str = "", timeout_s: float = 3.0) -> str:
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-    with grpc.insecure_channel(target) as channel:
+    if tls_ca:
+        from halo.client.base import channel_credentials
+
+        channel = grpc.secure_channel(target, channel_credentials(tls_ca))
+    else:
+        channel = grpc.insecure_channel(target)
+    with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(
                 health_pb2.HealthCheckRequest(service=service), timeout=timeout_s
@@ -423,6 +429,7 @@ def main(argv: list[str]) -> int:
     p_health.add_argument("target")
     p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
     p_health.add_argument("--timeout-s", type=float, default=3.0)
+    p_health.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: check a TLS service")
     p_deploy = sub.add_parser("deploy", help="files generated from deploy/services.yaml")
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
     p_render = deploy_sub.add_parser("render", help="write docker-compose.yml and deploy/prometheus/prometheus.yml")
@@ -437,7 +444,7 @@ def main(argv: list[str]) -> int:
     if args.command == "status":
         return status(args.run_dir, args.json)
     if args.command == "health":
-        result = check_health(args.target, args.service, args.timeout_s)
+        result = check_health(args.target, args.service, args.timeout_s, args.tls_ca)
         print(result)
         return 0 if result == "SERVING" else 1
     if args.command == "deploy":

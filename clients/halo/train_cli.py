@@ -95,11 +95,11 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
         await stack.__aexit__(None, None, None)
 
 
-async def train_remote(spec: RunSpec, target: str) -> int:
+async def train_remote(spec: RunSpec, target: str, *, token: str = "", tls_ca: str = "") -> int:
     from halo.client.trainer import TrainerClient
     from halo.v1 import trainer_pb2 as pb
 
-    async with TrainerClient(target) as client:
+    async with TrainerClient(target, token=token, tls_ca=tls_ca) as client:
         run = await client.start_run(spec)
         console.print(f"submitted run [bold]{run.run_id}[/bold] to {target}; it keeps going if you disconnect")
 

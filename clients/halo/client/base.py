@@ -1,8 +1,10 @@
-"""Shared plumbing of the typed async clients: channel, auth metadata, deadlines, error mapping."""
+"""Shared plumbing of the typed async clients: channel (plaintext or TLS), auth metadata, deadlines,
+error mapping."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any, Self, TypeVar
 
 import grpc
@@ -16,27 +18,49 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 60.0
 
 
+def channel_credentials(tls_ca: str | Path) -> grpc.ChannelCredentials:
+    """TLS credentials trusting the root certificate(s) in the PEM file `tls_ca`."""
+    try:
+        pem = Path(tls_ca).read_bytes()
+    except OSError as exc:
+        raise ValueError(f"cannot read the TLS CA file {str(tls_ca)!r}: {exc.strerror or exc}") from None
+    if b"-----BEGIN CERTIFICATE-----" not in pem:
+        raise ValueError(f"the TLS CA file {str(tls_ca)!r} holds no PEM certificate")
+    return grpc.ssl_channel_credentials(root_certificates=pem)
+
+
+def open_channel(target: str, *, tls_ca: str | Path = "", options: Sequence[tuple[str, object]] = ()) -> grpc.aio.Channel:
+    """A grpc.aio channel to `target`: TLS trusting `tls_ca` when given, plaintext otherwise."""
+    if tls_ca:
+        return grpc.aio.secure_channel(target, channel_credentials(tls_ca), options=list(options))
+    return grpc.aio.insecure_channel(target, options=list(options))
+
+
 class ServiceClient:
     """Base of EnvClient, RewardClient, ...: owns (or borrows) a grpc.aio channel.
 
     Every call has a deadline (`timeout_s`, per call overridable); failed calls raise the
     HaloError subclass of their status (NotFound, ResourceExhausted, Unavailable, ...).
     Idempotent reads are retried on UNAVAILABLE with exponential backoff.
+
+    `tls_ca` (a PEM file of the root certificate(s) to trust) makes the channel TLS; the server's
+    certificate must name the host of `target`. `token` is sent as `authorization: Bearer <token>`
+    on every call, over either kind of channel.
     """
 
     stub_class: type = object
 
     def __init__(
         self, target: str, *, token: str = "", timeout_s: float = DEFAULT_TIMEOUT_S,
-        channel: grpc.aio.Channel | None = None, max_message_mb: int = 16,
+        channel: grpc.aio.Channel | None = None, max_message_mb: int = 16, tls_ca: str | Path = "",
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
         self._owns_channel = channel is None
         max_bytes = max_message_mb * 1024 * 1024
-        self.channel = channel or grpc.aio.insecure_channel(
-            target, options=[("grpc.max_receive_message_length", max_bytes), ("grpc.max_send_message_length", max_bytes)]
-        )
+        self.channel = channel or open_channel(target, tls_ca=tls_ca, options=[
+            ("grpc.max_receive_message_length", max_bytes), ("grpc.max_send_message_length", max_bytes),
+        ])
         self._metadata = (("authorization", f"Bearer {token}"),) if token else None
         self.stub = self.stub_class(self.channel)
         self._health = health_pb2_grpc.HealthStub(self.channel)
@@ -75,4 +99,4 @@ class ServiceClient:
         await self.close()
 
 
-__all__ = ["ServiceClient", "HaloError"]
+__all__ = ["ServiceClient", "HaloError", "channel_credentials", "open_channel"]

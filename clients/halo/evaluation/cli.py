@@ -69,6 +69,7 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--reward", default="", metavar="HOST:PORT")
     p.add_argument("--gateway", default="", metavar="HOST:PORT")
     p.add_argument("--token", default="", help="bearer token of the running services")
+    p.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: talk TLS to the running services")
     p.add_argument("--gateway-config", default="", help="route table for the in-process gateway (default configs/gateway.yaml)")
     p.add_argument("--submit", default="", metavar="HOST:PORT",
                    help="run it as a job on a trainer service (written under its runs/<run_id>/eval/); Ctrl-C does not stop it")
@@ -109,7 +110,7 @@ async def _submit(args: argparse.Namespace) -> int:
         max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), temperature=args.temperature, route=args.route,
         adapter_path=args.adapter, weights=args.weights, screenshots=not args.no_screenshots, name=args.eval_id,
     )
-    async with TrainerClient(args.submit, token=args.token) as client:
+    async with TrainerClient(args.submit, token=args.token, tls_ca=args.tls_ca) as client:
         run = await client.start_run(spec)
         console.print(f"submitted eval run [bold]{run.run_id}[/bold] to {args.submit}; it keeps going if you disconnect")
         async for event in client.watch(run.run_id):
@@ -161,7 +162,7 @@ async def _run(args: argparse.Namespace) -> int:
         if not (args.reward and args.gateway):
             console.print("halo eval: --env needs --reward and --gateway too", style="red")
             return 2
-        targets = ServiceTargets(args.env, args.reward, args.gateway, args.token)
+        targets = ServiceTargets(args.env, args.reward, args.gateway, args.token, args.tls_ca)
 
     configure_logging("warning")   # the progress bar is the output
     adapter = spec.adapter_path or spec.weights

@@ -167,8 +167,8 @@ async def run_eval(
     emit = on_event or (lambda kind, payload: None)
     resolved = resolved or ResolvedMode(spec.mode, spec.route, spec.adapter, spec.adapter_path, spec.weights)
     async with service_targets(targets, resolved.route, spec.workers, gateway_config) as services, \
-            EnvClient(services.env, token=services.token) as env, \
-            RewardClient(services.reward, token=services.token) as reward:
+            EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
+            RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward:
         tasks = await expand_task_refs(env, spec.task_ids or spec.tasks)
         by_id = {t.id: t for t in tasks}
         if not spec.task_ids:
@@ -176,7 +176,8 @@ async def run_eval(
         store.save_spec(spec)
         async with contextlib.AsyncExitStack() as stack:
             if policy is None:
-                gateway = await stack.enter_async_context(PolicyClient(services.gateway, token=services.token, timeout_s=300))
+                gateway = await stack.enter_async_context(PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
+                                                                           timeout_s=300))
                 emit("log", {"message": f"checking route {resolved.route!r}" + (f" with adapter {resolved.adapter!r}" if resolved.adapter else "")})
                 policy = await prepare_gateway(gateway, resolved, spec.temperature)
             return await _run_episodes(spec, store, env, reward, policy, by_id, emit, stop or (lambda: False))

@@ -21,12 +21,14 @@ SaveFn = Callable[[Path], None]
 
 @dataclass(frozen=True)
 class ServiceTargets:
-    """Where the services a trainer uses are (host:port)."""
+    """Where the services a trainer uses are (host:port), and how to reach them: the bearer token
+    and, for services that serve TLS, the PEM file of the root certificate to trust."""
 
     env: str
     reward: str = ""
     gateway: str = ""
     token: str = ""
+    tls_ca: str = ""
 
 
 class RunContext(Protocol):

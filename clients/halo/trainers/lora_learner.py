@@ -441,7 +441,8 @@ async def train_local_lora(ctx: Any) -> None:
     sampling = LocalSamplingClient(PeftSampler.of(learner), seed=spec.seed)
     services = ctx.services
     task = BrowserTaskConfig(
-        env_target=services.env, reward_target=services.reward, token=services.token, max_steps=spec.max_steps,
+        env_target=services.env, reward_target=services.reward, token=services.token, tls_ca=services.tls_ca,
+        max_steps=spec.max_steps,
         history_steps=int(extra.get("history_steps", 5)), reward_overrides=dict(spec.reward_overrides), run_id=ctx.run_id,
         model_name=model_dir, tokenizer=model_dir, image_processor=model_dir,
     )

@@ -606,9 +606,9 @@ async def train_embedded(ctx) -> None:
     eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
     adapter = f"run-{ctx.run_id}"
     services = ctx.services
-    async with EnvClient(services.env, token=services.token) as env, \
-            RewardClient(services.reward, token=services.token) as reward, \
-            PolicyClient(services.gateway, token=services.token) as gateway:
+    async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
+            RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
+            PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
         tasks = await expand_tasks(env, spec.task_ids)
         await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
         rollout_config = RolloutConfig(max_steps=config.max_depth, screenshots=False,

@@ -78,6 +78,7 @@ class BrowserTaskConfig:
     env_target: str
     reward_target: str
     token: str = ""
+    tls_ca: str = ""                         # PEM root certificate when the services serve TLS
     max_steps: int = 70                      # episode length cap (RunSpec.max_steps)
     history_steps: int = DEFAULT_HISTORY_STEPS
     image_format: str = "jpeg"
@@ -136,8 +137,8 @@ class _Services:
         from halo.client.env import EnvClient
         from halo.client.reward import RewardClient
 
-        self.env = EnvClient(config.env_target, token=config.token, timeout_s=config.rpc_timeout_s)
-        self.reward = RewardClient(config.reward_target, token=config.token, timeout_s=config.rpc_timeout_s)
+        self.env = EnvClient(config.env_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s)
+        self.reward = RewardClient(config.reward_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s)
 
     async def close(self) -> None:
         for client in (self.env, self.reward):
@@ -378,7 +379,7 @@ async def expand_task_refs(config: BrowserTaskConfig, refs: Sequence[str]) -> li
     from halo.client.env import EnvClient
     from halo.trainers.grpo import expand_tasks
 
-    async with EnvClient(config.env_target, token=config.token, timeout_s=config.rpc_timeout_s) as env:
+    async with EnvClient(config.env_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s) as env:
         return await expand_tasks(env, list(refs))
 
 

@@ -110,7 +110,8 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
     model = model_name_for(spec)
     tokenizer = str(extra.get("tokenizer", ""))
     task = BrowserTaskConfig(
-        env_target=services.env, reward_target=services.reward, token=services.token, max_steps=spec.max_steps,
+        env_target=services.env, reward_target=services.reward, token=services.token, tls_ca=services.tls_ca,
+        max_steps=spec.max_steps,
         history_steps=int(extra.get("history_steps", 5)), reward_overrides=dict(spec.reward_overrides), run_id=run_id,
         model_name=model, renderer_name=str(extra.get("renderer", DEFAULT_RENDERER)), tokenizer=tokenizer,
         image_processor=str(extra.get("image_processor", "")),

@@ -121,7 +121,7 @@ class RewardCore:
         self.config = base.with_overrides(settings.overrides)   # run-wide overrides
         if judge is None and settings.judge_target:
             judge = GatewayJudge(settings.judge_target, model=settings.judge_model, token=settings.judge_token,
-                                 timeout_s=settings.judge_timeout_s)
+                                 tls_ca=settings.judge_tls_ca, timeout_s=settings.judge_timeout_s)
         self.judge = judge
         self.episodes = EpisodeStore(settings.episode_ttl_s, settings.max_episodes, clock)
         self.clock = clock

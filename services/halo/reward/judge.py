@@ -36,8 +36,8 @@ class GatewayJudge(ServiceClient):
     stub_class = rpc.PolicyGatewayStub
     stub: rpc.PolicyGatewayStub
 
-    def __init__(self, target: str, *, model: str = "", token: str = "", timeout_s: float = 60.0) -> None:
-        super().__init__(target, token=token, timeout_s=timeout_s)
+    def __init__(self, target: str, *, model: str = "", token: str = "", timeout_s: float = 60.0, tls_ca: str = "") -> None:
+        super().__init__(target, token=token, timeout_s=timeout_s, tls_ca=tls_ca)
         self.model = model
 
     async def judge(self, *, answer: str, rubric: str, question: str = "") -> Verdict:

@@ -1,9 +1,10 @@
 """The service runtime every HALO service runs on.
 
 grpc.aio on uvloop, gRPC health checking and server reflection, Prometheus metrics over HTTP,
-optional bearer-token auth, and graceful shutdown: on SIGTERM/SIGINT the health status turns
-NOT_SERVING, in-flight calls get `shutdown_grace_s` to finish, then the service's own
-`on_stop` (closing browsers, flushing runs) runs.
+optional TLS (`tls_cert` + `tls_key`; the metrics endpoint stays plain HTTP) and bearer-token
+auth, and graceful shutdown: on SIGTERM/SIGINT the health status turns NOT_SERVING, in-flight
+calls get `shutdown_grace_s` to finish, then the service's own `on_stop` (closing browsers,
+flushing runs) runs.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -58,6 +60,22 @@ class _TokenAuthInterceptor(grpc.aio.ServerInterceptor):
         return grpc.unary_unary_rpc_method_handler(deny)
 
 
+def server_credentials(settings: ServiceSettings) -> grpc.ServerCredentials | None:
+    """TLS credentials from `tls_cert` / `tls_key` (PEM files), or None for plaintext."""
+    if not settings.tls_cert:
+        return None
+    pems = {}
+    for what in ("tls_cert", "tls_key"):
+        path = getattr(settings, what)
+        try:
+            pems[what] = Path(path).read_bytes()
+        except OSError as exc:
+            raise RuntimeError(f"cannot read {what} {path!r}: {exc.strerror or exc}") from None
+        if b"-----BEGIN" not in pems[what]:
+            raise RuntimeError(f"{what} {path!r} is not a PEM file")
+    return grpc.ssl_server_credentials([(pems["tls_key"], pems["tls_cert"])])
+
+
 @dataclass
 class RunningService:
     spec: ServiceSpec
@@ -96,6 +114,7 @@ class RunningService:
 async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> RunningService:
     """Start the gRPC server (and metrics endpoint) for `spec`; returns once it accepts calls."""
     max_bytes = settings.max_message_mb * 1024 * 1024
+    credentials = server_credentials(settings)   # before anything starts: a bad path fails fast
     interceptors = [_TokenAuthInterceptor(settings.auth_token)] if settings.auth_token else []
     server = grpc.aio.server(
         interceptors=interceptors,
@@ -111,7 +130,8 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
     reflection.enable_server_reflection(
         [*spec.grpc_service_names, HEALTH_SERVICE, reflection.SERVICE_NAME], server
     )
-    port = server.add_insecure_port(f"{settings.host}:{settings.port}")
+    address = f"{settings.host}:{settings.port}"
+    port = server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
     if port == 0:
         raise RuntimeError(f"cannot bind {settings.host}:{settings.port}")
     if spec.on_start is not None:
@@ -125,7 +145,8 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
 
     for name in ("", *spec.grpc_service_names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    log.info("service started", service=spec.name, grpc=f"{settings.host}:{port}", metrics_port=metrics_port)
+    log.info("service started", service=spec.name, grpc=f"{settings.host}:{port}",
+             tls=credentials is not None, auth=bool(settings.auth_token), metrics_port=metrics_port)
     return RunningService(spec, settings, server, health_servicer, port, metrics_port, httpd)
 
 

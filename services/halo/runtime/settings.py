@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -24,6 +24,15 @@ class ServiceSettings(BaseSettings):
     shutdown_grace_s: float = Field(10.0, description="seconds in-flight calls get to finish on shutdown")
     max_message_mb: int = Field(16, description="largest gRPC message accepted or sent, in MiB")
     auth_token: str = Field("", description="when set, every call must carry 'authorization: Bearer <token>'")
+    tls_cert: str = Field("", description="PEM certificate (chain) file: serve gRPC over TLS (needs --tls-key; metrics stay plain HTTP)")
+    tls_key: str = Field("", description="PEM private key file of --tls-cert")
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> Self:
+        if bool(self.tls_cert) != bool(self.tls_key):
+            missing, given = ("tls_key", "tls_cert") if self.tls_cert else ("tls_cert", "tls_key")
+            raise ValueError(f"TLS needs both tls_cert and tls_key: {given} is set but {missing} is not")
+        return self
 
     @classmethod
     def from_cli(cls, argv: list[str] | None) -> Self:

@@ -17,4 +17,5 @@ class TrainerSettings(ServiceSettings):
     reward_target: str = Field("127.0.0.1:50052", description="reward service host:port")
     gateway_target: str = Field("127.0.0.1:50053", description="policy gateway host:port")
     service_token: str = Field("", description="bearer token for calls to the other services")
+    service_tls_ca: str = Field("", description="PEM root certificate to trust: call the other services over TLS")
     auto_resume: bool = Field(True, description="resume runs that were active when the service last stopped")

@@ -100,7 +100,8 @@ class TrainerServicer(rpc.TrainerServiceServicer):
 
 
 def build_service(settings: TrainerSettings, resolver: TrainerResolver = resolve_trainer) -> ServiceSpec:
-    targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target, settings.service_token)
+    targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target,
+                             settings.service_token, settings.service_tls_ca)
     jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)
     return ServiceSpec(
         name="trainer",
