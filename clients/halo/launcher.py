@@ -316,7 +316,9 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
                 metrics = f"  metrics :{entry['metrics_port']}" if entry["metrics_port"] is not None else ""
                 out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
             elif proc.poll() is not None or time.monotonic() > deadline:
-                if proc.poll() is None:
+                if proc.poll() is not None:   # it may have exited while its health was being asked
+                    health = f"exited with code {proc.returncode}"
+                else:
                     health = f"not healthy after {timeout_s:g}s ({health})"
                 out(f"{name:<11} FAILED: {health}; last lines of {entry['log']}:\n{_tail(Path(entry['log']))}")
                 out("halo up: stopping what was started")

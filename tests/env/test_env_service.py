@@ -199,9 +199,9 @@ async def test_malformed_requests_are_invalid_argument(env):
 
 async def test_remote_sites_need_explicit_opt_in(env):
     with pytest.raises(FailedPrecondition, match="no local replica"):
-        await env.create_session("gocalendar-4", source=cpb.SITE_SOURCE_REPLICA)
+        await env.create_session("dashdish-1", source=cpb.SITE_SOURCE_REPLICA)
     with pytest.raises(FailedPrecondition, match="remote sites are off"):
-        await env.create_session("gocalendar-4")
+        await env.create_session("dashdish-1")
 
 
 async def test_max_steps_ends_the_episode(env):
