@@ -23,8 +23,10 @@ Snapshots capture what the replica's server holds plus the URL. Whatever lives o
 browser (a typed but unsaved field) is not in them: every node keeps a fingerprint of its
 observation (URL + elements' bids, roles, names, values), and when a restored page does not
 match it, the node is reached by restoring its parent and replaying the one edge (counted as
-`replays`). A replay that still does not match (e.g. `back` depends on the tab's history) freezes
-the node: it keeps its value but is not expanded further (`divergences`).
+`replays`). A replay that still does not match freezes the node: it keeps its value but is not
+expanded further (`divergences`). Back and forward go where the tab's history says, which a
+restore does not rewind: those edges run in a fresh side session that replays the path from the
+start (one linear episode's history), and their child is a leaf (`side_sessions`).
 
 Training (`train_embedded`): each step searches `groups_per_batch` tasks with the run's current
 policy, turns sibling actions with different composite Q into step-level preference pairs
@@ -58,6 +60,7 @@ from halo.v1 import common_pb2 as cpb
 from halo.v1 import reward_pb2 as rpb
 
 MODE = "qwen3vl_mcts"
+HISTORY_ACTIONS = (A.GoBack, A.GoForward)   # their outcome depends on the tab's history
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,7 @@ class SearchStats:
     restore_mismatches: int = 0         # a restore lost browser-only state: replayed from the parent
     replays: int = 0                    # edges executed again to reach a node
     divergences: int = 0                # a replay did not reproduce the node: frozen
+    side_sessions: int = 0              # back/forward edges run in a fresh session replaying the path
     expansions: int = 0
     sample_calls: int = 0
     critic_calls: int = 0
@@ -296,6 +300,7 @@ class TreeSearch:
         self._at: Node | None = None    # the node the session is at now
         self._session = ""
         self._task_id = ""
+        self._seed = 0
         self.goal = ""
         self.root: Node | None = None
 
@@ -304,7 +309,7 @@ class TreeSearch:
         cfg = self.config
         created = await self.env.create_session(task_id, seed=seed, max_steps=cfg.max_depth, observation=self.options,
                                                 run_id=cfg.run_id, labels={"trainer": "mcts"})
-        self._session, self._task_id, self.goal = created.session_id, task_id, created.task.goal
+        self._session, self._task_id, self._seed, self.goal = created.session_id, task_id, seed, created.task.goal
         if not created.task.replica_available:
             await self.close()
             raise HaloError(f"MCTS needs snapshots, which only local replicas have; task {task_id} has none")
@@ -430,8 +435,8 @@ class TreeSearch:
 
     # --- moving the session around the tree ----------------------------------------------------
 
-    async def _step(self, action: A.Action, text: str) -> Any:
-        result = await self.env.step(self._session, action, raw_text=text, observation=self.options)
+    async def _step(self, action: A.Action, text: str, session: str = "") -> Any:
+        result = await self.env.step(session or self._session, action, raw_text=text, observation=self.options)
         if result.env_failure:
             raise EnvFailure(result.env_failure_reason or "environment failure")
         return result
@@ -469,13 +474,50 @@ class TreeSearch:
         """Take a new edge: its child state, its path-faithful reward, the evaluation of the new state."""
         cfg = self.config
         parent = edge.parent
+        if isinstance(edge.action, HISTORY_ACTIONS):
+            return await self._execute_in_side_session(edge)
         if not await self.reach(parent):
             return None
         result = await self._step(edge.action, edge.text)
         self.stats.env_steps += 1
         self._at = None
-        obs = result.observation
         state = await self.env.get_state(self._session)
+        child = await self._child(edge, result, state)
+        if not child.terminal:
+            child.snapshot_id = (await self.env.snapshot(self._session)).snapshot_id
+        self._at = child
+        return child
+
+    async def _execute_in_side_session(self, edge: Edge) -> Node:
+        """Back/forward go where the tab's history says, and a restore does not rewind that history:
+        run the edge in a fresh session that replays the path from the start (the history of one
+        linear episode). The child cannot be restored in the tree's session: it is a leaf (frozen)."""
+        cfg = self.config
+        created = await self.env.create_session(self._task_id, seed=self._seed, max_steps=cfg.max_depth,
+                                                observation=self.options, run_id=cfg.run_id, labels={"trainer": "mcts"})
+        side = created.session_id
+        try:
+            for step in edge.parent.path_history:
+                await self._step(step.action, step.raw_text, side)
+            self.stats.replays += len(edge.parent.path_history)
+            result = await self._step(edge.action, edge.text, side)
+            self.stats.env_steps += 1
+            self.stats.side_sessions += 1
+            state = await self.env.get_state(side)
+        finally:
+            try:
+                await self.env.close_session(side)
+            except HaloError:
+                pass
+        child = await self._child(edge, result, state)
+        child.frozen = True
+        return child
+
+    async def _child(self, edge: Edge, result: Any, state: Any) -> Node:
+        """The node an executed edge led to, with its reward and evaluation."""
+        cfg = self.config
+        parent = edge.parent
+        obs = result.observation
         history = parent.path_history + (PastStep(edge.action, result.action_error, edge.text),)
         child = Node(
             self._next_id(), parent.depth + 1,
@@ -486,9 +528,6 @@ class TreeSearch:
         edge.child, edge.action_ok, edge.action_error = child, result.action_ok, result.action_error
         await self._score(child)
         child.terminal = child.done or (child.success and cfg.solved_is_terminal)
-        if not child.terminal:
-            child.snapshot_id = (await self.env.snapshot(self._session)).snapshot_id
-        self._at = child
         return child
 
     async def _score(self, child: Node) -> None:
@@ -567,6 +606,7 @@ def search_metrics(results: list[SearchResult]) -> dict[str, float]:
     return {
         "searches": float(len(kept)), "env_failures": float(len(results) - len(kept)),
         "search_success_rate": sum(r.success for r in kept) / n,   # best path passes the evaluation
+        "success_rate": sum(r.success for r in kept) / n,          # the same, under the name GRPO runs and dashboards use
         "found_success_rate": sum(r.found for r in kept) / n,      # some node passes it
         "best_path_length": sum(len(p) for p in paths) / n,
         "best_path_q": sum(p[0].q(r.config.alpha) for r, p in zip(kept, paths) if p) / n,
