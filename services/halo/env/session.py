@@ -224,7 +224,13 @@ class SessionManager:
         metrics.SESSIONS_CREATED.labels(task.site).inc()
         metrics.SESSIONS_ACTIVE.set(self.active)
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
-        return session, await self._observe(session, options)
+        try:
+            return session, await self._observe(session, options)
+        except BaseException:
+            # The caller never learns the id (its deadline expired and the call was cancelled, or the
+            # first observation failed): close now instead of holding the slot until the idle TTL.
+            await asyncio.shield(self.close_session(session.id, reason="abandoned"))
+            raise
 
     def _watch(self, session: Session) -> None:
         def on_page(page: Page) -> None:  # a link with target=_blank: the new tab becomes active
