@@ -40,7 +40,12 @@ async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep
     errors: list[str] = []
     try:
         for step in steps:
-            for action in resolve(step, obs.elements):
+            try:
+                actions = resolve(step, obs.elements)
+            except LookupError as exc:   # the page is not what the oracle expects: the attempt stops, scored as is
+                errors.append(str(exc))
+                break
+            for action in actions:
                 result = await env.step(session_id, action, observation=_TEXT_ONLY)
                 if result.env_failure:
                     raise RuntimeError(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")

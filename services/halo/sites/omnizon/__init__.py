@@ -94,6 +94,13 @@ class Omnizon(Replica):
     task_ids = TASK_IDS
     oracles = ORACLES
     wrong_attempts = WRONG_ATTEMPTS
+    showcase_pages = [
+        ("home", "/"),
+        ("search", "/search?q=headphones"),
+        ("product", "/product/5"),
+        ("cart", "/cart"),
+        ("orders", "/orders"),
+    ]
 
     def __init__(self, store) -> None:
         super().__init__(store)
