@@ -12,9 +12,12 @@ a guess: validity is a training signal.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import enum
 import json
+import math
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -68,8 +71,11 @@ class _Invalid(Exception):
 
 def _bid(value: Any, repairs: list[str]) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"bid must be a string, got {value!r}")
-    bid = str(value).strip()
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"bid must be a string, got {_short(value)}")
+    try:
+        bid = str(value).strip()
+    except ValueError:  # an int over Python's digit limit
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, "bid must be a string, got a number too large to print") from None
     if bid.startswith("[") and bid.endswith("]"):  # copied from the AXTree's "[12]" notation
         bid = bid[1:-1].strip()
         repairs.append("bid_brackets")
@@ -80,26 +86,59 @@ def _bid(value: Any, repairs: list[str]) -> str:
 
 def _number(value: Any, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be a number, got {value!r}")
-    return float(value)
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be a number, got {_short(value)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an int too large for a float
+        number = math.inf
+    if not math.isfinite(number):
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be a finite number, got {_short(value)}")
+    return number
+
+
+_UINT32_MAX = 2**32 - 1
+
+
+def _milliseconds(value: Any, what: str, scale: float = 1.0) -> int:
+    """A wait time (`value` * `scale` ms) as the proto's uint32 milliseconds."""
+    ms = _number(value, what) * scale
+    if not 0 <= ms <= _UINT32_MAX:  # also false for an overflow to inf
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be between 0 and {_UINT32_MAX} ms, got {_short(value)}")
+    return round(ms)
+
+
+def _click_count(value: Any) -> int:
+    count = _number(value, "click_count")
+    if count not in (1, 2, 3):
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"click_count must be 1, 2 or 3, got {_short(value)}")
+    return int(count)
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """repr() for error messages, cut (a huge number or string must not make a huge message)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int over Python's digit limit (a hex literal in a BrowserGym call)
+        return "a number too large to print"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _text(value: Any, what: str) -> str:
     if not isinstance(value, str):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be a string, got {value!r}")
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be a string, got {_short(value)}")
     return value
 
 
 def _pair(value: Any, what: str) -> tuple[float, float]:
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be [x, y], got {value!r}")
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} must be [x, y], got {_short(value)}")
     return _number(value[0], what), _number(value[1], what)
 
 
 def _norm_point(value: Any, what: str = "coordinate") -> A.Point:
     x, y = _pair(value, what)
     if not (0 <= x <= 1000 and 0 <= y <= 1000):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} {value!r} is outside the 0..1000 grid")
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{what} {_short(value)} is outside the 0..1000 grid")
     return A.Point(x, y, A.CoordinateSpace.NORMALIZED_1000)
 
 
@@ -115,8 +154,8 @@ def _pixel_point(x: Any, y: Any, width: int, height: int, space: str = "") -> A.
 def _button(value: Any) -> A.MouseButton:
     try:
         return A.MouseButton[str(value or "left").upper()]
-    except KeyError:
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"unknown mouse button {value!r}") from None
+    except (KeyError, ValueError):  # ValueError: str() of an int over Python's digit limit
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"unknown mouse button {_short(value)}") from None
 
 
 def _options(value: Any) -> tuple[str, ...]:
@@ -124,7 +163,7 @@ def _options(value: Any) -> tuple[str, ...]:
         return (value,)
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return tuple(value)
-    raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"options must be a string or a list of strings, got {value!r}")
+    raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"options must be a string or a list of strings, got {_short(value)}")
 
 
 def _first(args: dict[str, Any], *names: str) -> Any:
@@ -136,7 +175,7 @@ def _first(args: dict[str, Any], *names: str) -> Any:
 
 def _norm_name(name: Any) -> str:
     if not isinstance(name, str):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"action name must be a string, got {name!r}")
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"action name must be a string, got {_short(name)}")
     return re.sub(r"[\s\-]+", "_", name.strip().lower())
 
 
@@ -168,7 +207,7 @@ def computer_use_action(args: dict[str, Any], repairs: list[str]) -> A.Action:
             if isinstance(keys, str):
                 keys = [k for k in re.split(r"[+\s]+", keys) if k]
             if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
-                raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"keys must be a list of key names, got {keys!r}")
+                raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"keys must be a list of key names, got {_short(keys)}")
             return A.KeyPress(qwen_keys_to_playwright(keys))
         case "scroll" | "hscroll":
             pixels = _number(_first(args, "pixels"), "pixels")
@@ -176,8 +215,8 @@ def computer_use_action(args: dict[str, Any], repairs: list[str]) -> A.Action:
             # Qwen: positive pixels scroll up (or left); HALO: positive deltas scroll down (right).
             return A.Scroll(delta_x=-pixels, at=at) if name == "hscroll" else A.Scroll(delta_y=-pixels, at=at)
         case "wait":
-            seconds = _number(args.get("time", 1), "time")
-            return A.Noop() if seconds == 0 else A.Wait(int(round(seconds * 1000)))
+            ms = _milliseconds(args.get("time", 1), "time", scale=1000)
+            return A.Noop() if ms == 0 else A.Wait(ms)
         case "answer":
             return A.SendMessage(_text(_first(args, "text"), "text"))
         case "terminate":
@@ -186,10 +225,10 @@ def computer_use_action(args: dict[str, Any], repairs: list[str]) -> A.Action:
             if status == "failure":
                 return A.ReportInfeasible(_text(text, "text"))
             if status != "success":
-                raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"terminate status must be success or failure, got {status!r}")
+                raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"terminate status must be success or failure, got {_short(status)}")
             return A.SendMessage(_text(text, "text") or "Task completed.")
         case "click_element":
-            count = int(_number(args.get("click_count", 1), "click_count"))
+            count = _click_count(args.get("click_count", 1))
             return A.ClickElement(_bid(_first(args, "bid"), repairs), _button(args.get("button")), count)
         case "fill":
             return A.Fill(_bid(_first(args, "bid"), repairs), _text(_first(args, "text", "value"), "text"))
@@ -203,7 +242,7 @@ def computer_use_action(args: dict[str, Any], repairs: list[str]) -> A.Action:
             return A.GoBack()
         case "forward":
             return A.GoForward()
-    raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown computer_use action {name!r}")
+    raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown computer_use action {_short(name)}")
 
 
 def _load_object(fragment: str, repairs: list[str]) -> Any:
@@ -226,12 +265,12 @@ def _tool_call_arguments(obj: Any) -> dict[str, Any]:
     if not isinstance(obj, dict) or "name" not in obj:
         raise _Invalid(ParseErrorKind.MALFORMED, 'a tool call needs {"name": ..., "arguments": {...}}')
     if obj["name"] != "computer_use":
-        raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown function {obj['name']!r} (only computer_use)")
+        raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown function {_short(obj['name'])} (only computer_use)")
     args = obj.get("arguments", {})
     if isinstance(args, str):  # OpenAI-style tool calls carry arguments as a JSON string
         try:
             args = json.loads(args)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, integers over Python's digit limit, deep nesting
             raise _Invalid(ParseErrorKind.MALFORMED, "arguments is not a JSON object") from None
     if not isinstance(args, dict):
         raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, "arguments must be an object")
@@ -300,7 +339,7 @@ def json_action(obj: Any, repairs: list[str], width: int = 1280, height: int = 7
     raw_name = _norm_name(_first(obj, "action", "type", "name"))
     name = _JSON_ALIASES.get(raw_name)
     if name is None:
-        raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown action {raw_name!r}")
+        raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"unknown action {_short(raw_name)}")
     text_of = lambda: _text(_first(obj, "text", "value", "message", "content", "answer"), "text")  # noqa: E731
     if name in ("click", "double_click", "right_click"):
         button = A.MouseButton.RIGHT if name == "right_click" else _button(obj.get("button"))
@@ -327,7 +366,7 @@ def json_action(obj: Any, repairs: list[str], width: int = 1280, height: int = 7
             if "direction" in obj:
                 direction = str(obj["direction"]).lower()
                 if direction not in _SCROLL_DIRECTIONS:
-                    raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"unknown scroll direction {direction!r}")
+                    raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"unknown scroll direction {_short(direction)}")
                 amount = _number(obj.get("amount", 500), "amount")
                 sx, sy = _SCROLL_DIRECTIONS[direction]
                 return A.Scroll(delta_x=sx * amount, delta_y=sy * amount)
@@ -345,8 +384,8 @@ def json_action(obj: Any, repairs: list[str], width: int = 1280, height: int = 7
             return A.GoForward()
         case "wait":
             if "seconds" in obj:
-                return A.Wait(int(_number(obj["seconds"], "seconds") * 1000))
-            return A.Wait(int(_number(obj.get("ms", obj.get("milliseconds", 1000)), "ms")))
+                return A.Wait(_milliseconds(obj["seconds"], "seconds", scale=1000))
+            return A.Wait(_milliseconds(obj.get("ms", obj.get("milliseconds", 1000)), "ms"))
         case "send":
             return A.SendMessage(text_of())
         case "infeasible":
@@ -394,7 +433,7 @@ def _bg_mouse_click(args, kw, r, w, h, count=1):
 
 def _bg_noop(args, kw, r, w, h):
     ms = args[0] if args else kw.get("wait_ms")
-    return A.Noop() if ms is None else A.Wait(int(_number(ms, "wait_ms")))
+    return A.Noop() if ms is None else A.Wait(_milliseconds(ms, "wait_ms"))
 
 
 _BG_CALLS: dict[str, tuple[int, Callable[..., A.Action]]] = {
@@ -435,30 +474,48 @@ def _parse_browsergym(text: str, repairs: list[str], width: int, height: int) ->
     for match in _BG_CALL_START.finditer(body):
         name = match.group(1)
         if name in _BG_UNSUPPORTED:
-            raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"BrowserGym action {name!r} is not in HALO's action space")
+            raise _Invalid(ParseErrorKind.UNKNOWN_ACTION, f"BrowserGym action {_short(name)} is not in HALO's action space")
         if name in _BG_CALLS:
             break
     else:
         raise _Invalid(ParseErrorKind.NO_ACTION, "no BrowserGym call found")
     span = find_balanced(body, "(", match.end() - 1)
-    assert span is not None
+    if span is None:  # a closer that does not match, e.g. click("1", ])
+        raise _Invalid(ParseErrorKind.MALFORMED, f"{name}(...) has unbalanced brackets")
     call, closed = close_brackets(body[match.start():span[1]])
     if closed:
         repairs.append("closed_brackets")
     if _has_prose_around(body, match.start(), span[1]):
         repairs.append("surrounding_prose")
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        with warnings.catch_warnings():  # model output must not print SyntaxWarnings (invalid escapes) to the log
+            warnings.simplefilter("ignore")
+            node = ast.parse(call.strip(), mode="eval").body
         if not isinstance(node, ast.Call):
             raise ValueError("not a call")
         args = [ast.literal_eval(a) for a in node.args]
         kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, TypeError, RecursionError, MemoryError) as exc:
+        # TypeError: an unhashable set member or dict key, e.g. click({1, []})
         raise _Invalid(ParseErrorKind.MALFORMED, f"{name}(...) is not a call with literal arguments: {exc}") from None
     required, build = _BG_CALLS[name]
     if len(args) < required:
         raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{name} needs {required} positional arguments, got {len(args)}")
     return build(args, kwargs, repairs, width, height)
+
+
+def _check_strings(action: A.Action) -> A.Action:
+    """Every string must be valid Unicode: a JSON escape like "\\ud800" decodes to a lone surrogate,
+    which protobuf (UTF-8) cannot carry."""
+    for f in dataclasses.fields(action):
+        value = getattr(action, f.name)
+        for text in value if isinstance(value, tuple) else (value,):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"{f.name.rstrip('_')} is not valid Unicode (lone surrogate)") from None
+    return action
 
 
 _PARSERS = {
@@ -479,7 +536,7 @@ def parse_action(
     for fmt in order:
         repairs: list[str] = []
         try:
-            action = _PARSERS[fmt](text, repairs, width, height)
+            action = _check_strings(_PARSERS[fmt](text, repairs, width, height))
         except _Invalid as exc:
             error = ParseError(exc.kind, str(exc))
             if exc.kind != ParseErrorKind.NO_ACTION:

@@ -135,7 +135,7 @@ def loads_lenient(fragment: str) -> tuple[Any, list[str]]:
     """
     try:
         return json.loads(fragment), []
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # JSONDecodeError; also ints over Python's digit limit, deep nesting
         pass
     repairs: list[str] = []
     candidate = fragment
@@ -147,6 +147,6 @@ def loads_lenient(fragment: str) -> tuple[Any, list[str]]:
             candidate = fixed
             try:
                 return json.loads(candidate), repairs
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 continue
     raise ValueError(f"not JSON even after repairs ({', '.join(repairs) or 'none applicable'})")

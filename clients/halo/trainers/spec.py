@@ -4,6 +4,7 @@ the trainer service and the trainers. Defaults are the user's numbers (seeds/000
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,8 +58,13 @@ class RunSpec:
         for name in ("group_size", "groups_per_batch", "total_steps", "max_steps", "checkpoint_every"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.learning_rate <= 0:
-            raise ValueError(f"learning_rate must be > 0, got {self.learning_rate}")
+        if not (math.isfinite(self.learning_rate) and self.learning_rate > 0):
+            raise ValueError(f"learning_rate must be a finite number > 0, got {self.learning_rate}")
+        if not (math.isfinite(self.temperature) and self.temperature >= 0):
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature}")
+        bad = {k: v for k, v in self.reward_overrides.items() if not math.isfinite(v)}
+        if bad:
+            raise ValueError(f"reward_overrides must be finite numbers, got {bad}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -267,6 +267,8 @@ def parse_state_json(text: str, *, required: bool = False) -> dict[str, Any] | N
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgument(f"state_json does not parse: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # an integer over Python's digit limit; nesting deeper than the stack
+        raise InvalidArgument(f"state_json does not parse: {type(exc).__name__}: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise InvalidArgument(f"state_json must be a JSON object, got {type(value).__name__}")
     return value

@@ -22,7 +22,7 @@ class ServiceSettings(BaseSettings):
     log_level: Literal["debug", "info", "warning", "error"] = Field("info", description="log level")
     log_format: Literal["console", "json"] = Field("console", description="structured log rendering")
     shutdown_grace_s: float = Field(10.0, description="seconds in-flight calls get to finish on shutdown")
-    max_message_mb: int = Field(16, description="largest gRPC message accepted or sent, in MiB")
+    max_message_mb: int = Field(16, ge=1, description="largest gRPC message accepted or sent, in MiB")
     auth_token: str = Field("", description="when set, every call must carry 'authorization: Bearer <token>'")
     tls_cert: str = Field("", description="PEM certificate (chain) file: serve gRPC over TLS (needs --tls-key; metrics stay plain HTTP)")
     tls_key: str = Field("", description="PEM private key file of --tls-cert")

@@ -8,6 +8,7 @@ INTERRUPTED on the next start and — by default — resumed from its last check
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
@@ -25,6 +26,19 @@ from halo.trainers.spec import RunSpec
 log = get_logger("halo.trainer.jobs")
 
 TrainerResolver = Callable[[RunSpec], Trainer]
+
+# Run ids name folders under runs_dir: nothing that could leave it (separators, "..") or that the
+# file system refuses (NUL, over-long names).
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_run_id(run_id: str) -> str:
+    if not run_id:
+        raise InvalidArgument("run_id is required")
+    if not _RUN_ID.fullmatch(run_id):
+        shown = run_id if len(run_id) <= 60 else run_id[:60] + "..."
+        raise InvalidArgument(f"{shown!r} is not a run id (letters, digits, '.', '_' and '-', at most 128)")
+    return run_id
 
 
 @dataclass(eq=False)
@@ -117,6 +131,7 @@ class JobManager:
         return run
 
     def get(self, run_id: str) -> RunRecord:
+        check_run_id(run_id)
         run = self._runs.get(run_id)
         if run is not None:
             return run.record

@@ -68,7 +68,11 @@ class TrainerServicer(rpc.TrainerServiceServicer):
 
     @translate_errors
     async def StartRun(self, request, context):
-        return run_to_proto(await self.jobs.start_run(RunSpec.from_proto(request.spec)))
+        try:
+            spec = RunSpec.from_proto(request.spec)
+        except ValueError as exc:  # e.g. NaN or Infinity in `extra`, which JSON (the run's record) cannot hold
+            raise InvalidArgument(f"spec: {exc}") from None
+        return run_to_proto(await self.jobs.start_run(spec))
 
     @translate_errors
     async def GetRun(self, request, context):

@@ -9,6 +9,7 @@ scoring run in a worker thread so the event loop keeps serving.
 from __future__ import annotations
 
 import asyncio
+import stat
 from pathlib import Path
 
 from halo.agent.actions import Action
@@ -19,6 +20,27 @@ from halo.agent.prompt import Prompt
 from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams
 from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
 from halo.v1 import policy_pb2 as ppb
+
+MAX_WEIGHTS_FILE_BYTES = 512 * 1024 * 1024  # a scoring head is kilobytes; refuse to slurp anything huge
+
+
+def read_weights_file(path: str) -> bytes:
+    """The bytes of a weights file named by a client: a regular file of sane size, or a clear error
+    (never an unhandled OSError, never an endless read of /dev/zero or a FIFO)."""
+    try:
+        info = Path(path).stat()
+    except FileNotFoundError:
+        raise NotFound(f"adapter path {path!r} does not exist") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise InvalidArgument(f"adapter path {path!r} cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidArgument(f"adapter path {path!r} is not a regular file (the embedded route loads one safetensors file)")
+    if info.st_size > MAX_WEIGHTS_FILE_BYTES:
+        raise InvalidArgument(f"adapter path {path!r} holds {info.st_size} bytes, more than any embedded head ({MAX_WEIGHTS_FILE_BYTES})")
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidArgument(f"adapter path {path!r} cannot be read: {exc.strerror or exc}") from None
 
 
 class EmbeddedBackend(Backend):
@@ -84,7 +106,7 @@ class EmbeddedBackend(Backend):
     async def load_adapter(self, name: str, path: str, weights: bytes) -> None:
         if not weights and not path:
             raise InvalidArgument("LoadAdapter on the embedded route needs `weights` (safetensors bytes) or `path`")
-        data = weights or await asyncio.to_thread(Path(path).read_bytes)
+        data = weights or await asyncio.to_thread(read_weights_file, path)
         try:
             head = await asyncio.to_thread(head_from_bytes, data)
         except WeightsError as exc:
