@@ -9,6 +9,7 @@
     halo sites shots               screenshots of each replica's main pages
     halo bench env                 env service vs raw Playwright throughput
     halo bench gateway             policy gateway overhead over calling its backend directly
+    halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
     halo protos [--check]          regenerate (or check) the gRPC stubs
     halo up | status | down        the services of deploy/services.yaml as local processes (halo.launcher)
     halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
@@ -165,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
     bg.add_argument("--served-model", default="", help="model name on --base-url")
     bg.add_argument("--json", default="", help="also write the results to this JSON file")
+    bl = bench_sub.add_parser("leak", help="many create/step/close cycles: memory growth and orphans (pages, processes, sessions)")
+    bl.add_argument("--cycles", type=int, default=1000, help="measured cycles (after the warm-up)")
+    bl.add_argument("--concurrency", type=int, default=4, help="sessions open at a time (= the pool size)")
+    bl.add_argument("--warmup", type=int, default=40, help="cycles before the first memory sample")
+    bl.add_argument("--task", default="playground-signup", help="task each cycle opens")
+    bl.add_argument("--steps", type=int, default=2, help="steps per cycle (the first clicks a button, then scrolls)")
+    bl.add_argument("--json", default="", help="also write the report to this JSON file")
 
     train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
     train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
@@ -218,6 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         from halo.bench.gateway import run_gateway_bench
 
         return asyncio.run(run_gateway_bench(args.requests, args.max_tokens, args.base_url, args.served_model, args.json))
+    if args.command == "bench" and args.bench_command == "leak":
+        from halo.bench.leak import run_leak_bench
+
+        if min(args.cycles, args.concurrency) < 1 or args.warmup < 1:
+            parser.error("--cycles, --concurrency and --warmup must be at least 1")
+        return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.steps, args.json))
     if args.command == "bench":
         from halo.bench.env import run_env_bench
 
