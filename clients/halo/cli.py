@@ -69,6 +69,26 @@ def _serve(argv: list[str]) -> int:
 # The embedded policy's quick-start tasks: one- and two-action playground tasks.
 EASY_TASKS = ("playground-signup", "playground-name", "playground-plan", "playground-finish")
 
+# What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
+# each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
+# through five new states is worth as much as solving a playground task.
+EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
+OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "entropy_coef": 0.0, "reward_overrides": {}}
+
+
+def _reward_overrides(text: str) -> dict[str, float]:
+    import json
+
+    if not text:
+        return {}
+    try:
+        values = json.loads(text)
+        if not isinstance(values, dict):
+            raise ValueError("a JSON object of name -> number is expected")
+        return {str(k): float(v) for k, v in values.items()}
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"halo train: --reward-overrides: {exc}") from None
+
 
 def _train(args: argparse.Namespace) -> int:
     from pathlib import Path
@@ -76,13 +96,16 @@ def _train(args: argparse.Namespace) -> int:
     from halo.train_cli import train_local, train_remote
     from halo.trainers.spec import RunSpec
 
+    defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
     spec = RunSpec(
         name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
         task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
         groups_per_batch=args.groups_per_batch, total_steps=args.steps,
-        learning_rate=args.lr or (2e-2 if args.backend == "embedded" else 1e-6), temperature=args.temperature,
-        max_steps=args.max_steps, loss_fn=args.loss_fn, seed=args.seed,
-        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs, "entropy_coef": args.entropy_coef},
+        learning_rate=args.lr or defaults["lr"], temperature=args.temperature,
+        max_steps=args.max_steps, loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
+        reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
+        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs,
+               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"]},
     )
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
@@ -179,17 +202,21 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
-    train.add_argument("--steps", type=int, default=60, help="training steps")
+    train.add_argument("--steps", type=int, default=30, help="training steps")
     train.add_argument("--group-size", type=int, default=8)
-    train.add_argument("--groups-per-batch", type=int, default=2)
-    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 LoRA)")
+    train.add_argument("--groups-per-batch", type=int, default=4, help="tasks (groups) per step")
+    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
     train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
     train.add_argument("--max-steps", type=int, default=5, help="episode length cap")
-    train.add_argument("--loss-fn", default="importance_sampling", choices=["importance_sampling", "ppo", "cispo", "dro"])
+    train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
+                       help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--eval-every", type=int, default=10, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
     train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
-    train.add_argument("--entropy-coef", type=float, default=0.0, help="entropy bonus (embedded learner)")
+    train.add_argument("--reward-overrides", default=None, metavar="JSON",
+                       help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
+                            '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')
+    train.add_argument("--entropy-coef", type=float, default=None, help="entropy bonus (embedded learner; default 0.01)")
     train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
     train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
     train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")

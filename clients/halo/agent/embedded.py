@@ -31,7 +31,7 @@ from halo.agent import actions as A
 from halo.agent.context import PageElement, PolicyContext
 
 EMBED_DIM = 384  # all-MiniLM-L6-v2
-WEIGHTS_FORMAT = "halo-embedded-head-v1"
+WEIGHTS_FORMAT = "halo-embedded-head-v2"  # v2: + the linear path over the extras
 
 CLICK_ROLES = frozenset({
     "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "switch", "treeitem",
@@ -189,21 +189,30 @@ class Features:
 
 
 class ScoringHead(nn.Module):
-    """Scores candidates: MLP over [candidate, goal, candidate*goal, extras] -> one logit each."""
+    """Scores candidates: an MLP over [candidate, goal, candidate*goal, extras] plus a linear path
+    over the extras alone -> one logit each.
+
+    The linear path (zero at init, so the untrained policy is the MLP's near-uniform one) gives
+    the few engineered features (action kind, element state, goal cosine, quoted-text mention) a
+    direct, low-variance route to the logit: a handful of weights that generalise across pages
+    and tasks, which policy gradients find in a few steps, while the MLP learns the rest.
+    """
 
     def __init__(self, hidden: int = 128, seed: int = 0) -> None:
         super().__init__()
         self.hidden = hidden
         generator = torch.Generator().manual_seed(seed)
         self.net = nn.Sequential(nn.Linear(3 * EMBED_DIM + N_EXTRA, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+        self.linear = nn.Linear(N_EXTRA, 1, bias=False)
         with torch.no_grad():
             for layer in (self.net[0], self.net[2]):
                 layer.weight.copy_(torch.randn(layer.weight.shape, generator=generator) / layer.weight.shape[1] ** 0.5)
                 layer.bias.zero_()
             self.net[2].weight.mul_(0.1)  # start close to uniform: explore first, learn from rewards
+            self.linear.weight.zero_()
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
-        return self.net(features).squeeze(-1)
+        return self.net(features).squeeze(-1) + self.linear(features[..., -N_EXTRA:]).squeeze(-1)
 
 
 def head_to_bytes(head: ScoringHead) -> bytes:

@@ -79,6 +79,21 @@ async def rollout_groups(
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
+def batch_for_step(tasks: list[str], groups_per_batch: int, seed: int, step: int) -> list[tuple[str, int]]:
+    """The (task, seed) groups of a training step, the same after a resume.
+
+    Tasks are dealt from a reshuffled deck rather than drawn independently: with 4 tasks and 4
+    groups every step sees each task once, so a step's success rate measures the policy, not
+    which tasks the dice picked.
+    """
+    out: list[tuple[str, int]] = []
+    for j in range(groups_per_batch):
+        i = (step - 1) * groups_per_batch + j
+        deck = random.Random(f"{seed}:deck:{i // len(tasks)}").sample(tasks, len(tasks))
+        out.append((deck[i % len(tasks)], random.Random(f"{seed}:{step}:{j}").randrange(1_000)))
+    return out
+
+
 async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: list[str], seeds: list[int],
                           config: RolloutConfig, concurrency: int) -> float:
     """Success rate of the greedy (temperature 0) policy on the given tasks x seeds."""
@@ -102,7 +117,7 @@ async def train_embedded(ctx: RunContext) -> None:
     concurrency = int(extra.get("concurrency", spec.group_size))
     eval_every = int(extra.get("eval_every", 0))
     update_epochs = max(1, int(extra.get("update_epochs", 1)))
-    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
+    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     adapter = f"run-{ctx.run_id}"
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
@@ -121,8 +136,7 @@ async def train_embedded(ctx: RunContext) -> None:
                 if ctx.stop_requested():
                     return
                 started = time.perf_counter()
-                rng = random.Random(f"{spec.seed}:{step}")  # the batch of a step is the same after a resume
-                batch = [(rng.choice(tasks), rng.randrange(1_000)) for _ in range(spec.groups_per_batch)]
+                batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
                 groups = await rollout_groups(env, reward, policy, batch, spec.group_size, config, concurrency)
                 rollout_s = time.perf_counter() - started
                 episodes, advantages = [], []
