@@ -57,6 +57,16 @@ def _summary(rows: list[dict[str, float]]) -> None:
         console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
 
 
+def gateway_routes(spec: RunSpec) -> list[str]:
+    """The gateway routes a local run needs: the embedded policy, plus the Tinker route that
+    MCTS on Tinker searches with (configs/gateway.yaml; it refuses calls without TINKER_API_KEY)."""
+    if spec.kind == "mcts" and spec.backend == "tinker":
+        from halo.trainers.mcts_tinker import route_for
+
+        return list(dict.fromkeys(["embedded", route_for(spec)]))
+    return ["embedded"]
+
+
 async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
     from halo.runtime.local import LocalStack
     from halo.runtime.logging import configure_logging
@@ -69,7 +79,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
     with console.status("starting sites, env, reward and gateway services (Chromium)…"):
         stack = await LocalStack(
             env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60},
-            with_reward=True, with_gateway=True,
+            with_reward=True, with_gateway=True, gateway_overrides={"only_routes": gateway_routes(spec)},
         ).__aenter__()
     try:
         targets = ServiceTargets(env=stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)

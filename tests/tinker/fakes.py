@@ -10,7 +10,15 @@ in for Tinker's servers:
 - TinyQwenSamplingClient: really samples from the tiny random Qwen3-VL (PeftSampler);
 - FakeTrainingClient: records every forward_backward (datums, loss) and optim_step (AdamParams)
   and answers like Tinker (training logprobs, tinker:// checkpoint paths);
-- FakeServiceClient: what `tinker.ServiceClient(...)` returns inside the cookbook's main().
+- FakeServiceClient: what `tinker.ServiceClient(...)` returns inside the cookbook's main();
+- FakeGatewaySdk: the same fake SDK as the gateway's TinkerBackend calls it (it awaits
+  `create_sampling_client`), so a gateway route samples the trainer's fake `tinker://` weights.
+
+DPO (MCTS on Tinker) goes through `forward_backward_custom`: the fake answers the forward pass
+with `fake_logprob` per target token and runs the SDK's own client-side step
+(`TrainingClient._compute_custom_loss`: the custom loss, its backward, the linear weights
+`-dLoss/dlogprobs` the real client then sends in a cross_entropy forward_backward); the sampling
+clients' `compute_logprobs_async` (the reference) answers with the same `fake_logprob`.
 """
 
 from __future__ import annotations
@@ -36,6 +44,16 @@ def tiny_model_dir(tmp_path_factory) -> str:
     if not (root / "model.safetensors").exists():
         build(root)
     return str(root)
+
+
+def fake_logprob(token: int) -> float:
+    """What the fake Tinker "model" answers for a token (policy and reference alike)."""
+    return -0.1 - 0.01 * (token % 7)
+
+
+def _token_ids(model_input: tinker.ModelInput) -> list[int]:
+    """Token ids of a ModelInput, 0 at image positions."""
+    return [t for c in model_input.chunks for t in (list(c.tokens) if hasattr(c, "tokens") else [0] * c.length)]
 
 
 def prompt_text(tokenizer: Any, model_input: tinker.ModelInput) -> str:
@@ -83,6 +101,7 @@ class FakeSamplingClient:
     model_path: str = ""
     calls: list[tuple[tinker.ModelInput, tinker.SamplingParams]] = field(default_factory=list)
     before_sample: Callable[[int], Any] | None = None   # async hook(call_index), e.g. to break a session
+    logprob_calls: list[tinker.ModelInput] = field(default_factory=list)
 
     async def sample_async(self, prompt: tinker.ModelInput, num_samples: int, sampling_params: tinker.SamplingParams,
                            **_: Any) -> tinker.types.SampleResponse:
@@ -99,6 +118,15 @@ class FakeSamplingClient:
                 stop_reason="stop", sequence_id=f"s{len(self.calls)}-{i}", _tokens_list=tokens, _logprobs_list=logprobs,
             ))
         return tinker.types.SampleResponse(sequences=sequences)
+
+    async def sample(self, prompt: tinker.ModelInput, num_samples: int, sampling_params: tinker.SamplingParams,
+                     **kwargs: Any) -> tinker.types.SampleResponse:
+        """`await client.sample(...)`, as the gateway's TinkerBackend calls it (the SDK returns an awaitable future)."""
+        return await self.sample_async(prompt, num_samples, sampling_params, **kwargs)
+
+    async def compute_logprobs_async(self, prompt: tinker.ModelInput, **_: Any) -> list[float | None]:
+        self.logprob_calls.append(prompt)
+        return [None] + [fake_logprob(t) for t in _token_ids(prompt)[1:]]
 
 
 @dataclass
@@ -145,6 +173,8 @@ class ForwardBackwardCall:
     data: list[tinker.Datum]
     loss_fn: str
     loss_fn_config: dict | None
+    backward: list[tinker.Datum] | None = None   # forward_backward_custom: the linear datums the SDK sends
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 class FakeTrainingClient:
@@ -167,6 +197,16 @@ class FakeTrainingClient:
             outputs.append({"logprobs": TensorData.from_torch(sampled.clone())})
         return _Done(tinker.ForwardBackwardOutput(loss_fn_output_type="ArrayRecord", loss_fn_outputs=outputs,
                                                   metrics={"loss:sum": loss}))
+
+    def forward_backward_custom(self, data: list[tinker.Datum], loss_fn: Callable, **_: Any):
+        """The SDK's client-side custom loss on the fake forward pass (see the module docstring)."""
+        outputs = [{"logprobs": TensorData.from_torch(torch.tensor([fake_logprob(int(t)) for t in d.loss_fn_inputs["target_tokens"].data]))}
+                   for d in data]
+        forward = tinker.ForwardBackwardOutput(loss_fn_output_type="ArrayRecord", loss_fn_outputs=outputs, metrics={})
+        custom = tinker.TrainingClient._compute_custom_loss(data, loss_fn, forward)
+        metrics = {**custom.metrics, "loss:sum": custom.loss_sum}
+        self.forward_backward_calls.append(ForwardBackwardCall(list(data), "custom", None, list(custom.data), metrics))
+        return _Done(tinker.ForwardBackwardOutput(loss_fn_output_type="ArrayRecord", loss_fn_outputs=outputs, metrics=metrics))
 
     async def optim_step_async(self, adam_params: tinker.AdamParams):
         self.optim_steps.append(adam_params)
@@ -243,5 +283,26 @@ class FakeServiceClient:
     def create_sampling_client(self, base_model: str | None = None, model_path: str | None = None, **_: Any):
         return self.sampling_client(model_path or base_model or "")
 
+    async def create_sampling_client_async(self, base_model: str | None = None, model_path: str | None = None, **_: Any):
+        return self.sampling_client(model_path or base_model or "")
+
     def create_rest_client(self) -> FakeRestClient:
         return FakeRestClient("qwen3_vl_instruct")
+
+
+class FakeGatewaySdk:
+    """The fake SDK as the gateway's TinkerBackend uses it: `await service.create_sampling_client(...)`
+    (the real one returns an awaitable future of the client). Clients come from the same
+    FakeServiceClient the trainer uses, so a route samples exactly the weights a run saved."""
+
+    def __init__(self, service: FakeServiceClient) -> None:
+        self.service = service
+        self.created: list[tuple[str, Any]] = []   # (model_path or base model, client)
+        self.tokenizer: Any = None                 # set by tests.policy.tinker_fakes.TinkerBackendWithFakeSdk
+
+    async def create_sampling_client(self, model_path: str | None = None, base_model: str | None = None, **_: Any):
+        if model_path is not None and not model_path.startswith("tinker://"):
+            raise ValueError(f"invalid model_path {model_path!r}")
+        client = self.service.sampling_client(model_path or base_model or "")
+        self.created.append((model_path or base_model or "", client))
+        return client

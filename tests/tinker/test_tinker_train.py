@@ -61,7 +61,7 @@ def test_the_registry_resolves_the_tinker_trainer():
 
     assert resolve_trainer(RunSpec(backend="tinker", task_ids=["x"])) is train_tinker
     with pytest.raises(ValueError, match="no trainer"):
-        resolve_trainer(RunSpec(kind="mcts", backend="tinker", task_ids=["x"]))
+        resolve_trainer(RunSpec(kind="mcts", backend="local_lora", task_ids=["x"]))
 
 
 def test_resume_cuts_the_cookbook_checkpoints_back_to_the_hosts_step(tmp_path: Path):

@@ -24,8 +24,12 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
         from halo.trainers.tinker_train import train_tinker
 
         return train_tinker
+    if spec.kind == "mcts" and spec.backend == "tinker":
+        from halo.trainers.mcts_tinker import train_mcts_tinker
+
+        return train_mcts_tinker
     if spec.kind == "grpo" and spec.backend == "local_lora":
         from halo.trainers.lora_learner import train_local_lora
 
         return train_local_lora
-    raise ValueError(f"no trainer for kind={spec.kind!r} backend={spec.backend!r} yet (available: grpo/embedded, grpo/tinker, mcts/embedded)")
+    raise ValueError(f"no trainer for kind={spec.kind!r} backend={spec.backend!r} yet (available: grpo/embedded, grpo/tinker, grpo/local_lora, mcts/embedded, mcts/tinker)")

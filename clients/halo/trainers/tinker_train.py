@@ -76,6 +76,38 @@ def model_name_for(spec: RunSpec) -> str:
     return spec.model if "/" in spec.model else DEFAULT_TINKER_MODEL
 
 
+# ------------------------------------------------- shared by the Tinker trainers (GRPO, MCTS)
+
+def require_api_key() -> None:
+    """A Tinker run fails at once, and says why, without TINKER_API_KEY."""
+    if not os.environ.get(TINKER_API_KEY_ENV):
+        raise FailedPrecondition(f"the Tinker backend needs an API key: set {TINKER_API_KEY_ENV} (https://auth.thinkingmachines.ai/sign-up)")
+
+
+def base_url_for(spec: RunSpec) -> str | None:
+    """extra.tinker_base_url, else $TINKER_BASE_URL, else the SDK's default."""
+    return str(spec.extra.get("tinker_base_url", "")) or os.environ.get(TINKER_BASE_URL_ENV) or None
+
+
+def service_client(spec: RunSpec, recipe_name: str) -> Any:
+    """The SDK's ServiceClient as the cookbook's own loops create it (lazy: no network until a call)."""
+    import tinker
+    from tinker_cookbook.utils.git_rev import recipe_user_metadata
+
+    return tinker.ServiceClient(base_url=base_url_for(spec), user_metadata=recipe_user_metadata(recipe_name))
+
+
+def renderer_for_spec(spec: RunSpec) -> Any:
+    """The cookbook renderer a Tinker run trains with (qwen3_vl_instruct; extra.tokenizer /
+    extra.image_processor may name local folders instead of the hub's copy)."""
+    from halo.trainers.tinker_env import load_renderer
+
+    model = model_name_for(spec)
+    tokenizer = str(spec.extra.get("tokenizer", "")) or model
+    image_processor = str(spec.extra.get("image_processor", "")) or tokenizer
+    return load_renderer(str(spec.extra.get("renderer", DEFAULT_RENDERER)), tokenizer, image_processor, model)
+
+
 def loss_fn_config_for(spec: RunSpec) -> dict[str, float] | None:
     extra = spec.extra
     if spec.loss_fn == "dro":
@@ -135,7 +167,7 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
         rollout_error_tolerance=MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)),
                                                max_retries=int(extra.get("env_retries", 0))),
         remove_constant_reward_groups=bool(extra.get("remove_constant_reward_groups", False)),
-        base_url=str(extra.get("tinker_base_url", "")) or os.environ.get(TINKER_BASE_URL_ENV) or None,
+        base_url=base_url_for(spec),
         wandb_project=str(extra.get("wandb_project", "")) or None, wandb_name=(spec.name or run_id or None),
         num_groups_to_log=int(extra.get("num_groups_to_log", 2)), max_steps=spec.total_steps,
         kl_penalty_coef=kl, kl_reference_config=KLReferenceConfig(base_model=model) if kl > 0 else None,
@@ -245,8 +277,7 @@ async def train_tinker(ctx: RunContext) -> None:
     from tinker_cookbook.rl import train as rl_train
 
     spec = ctx.spec
-    if not os.environ.get(TINKER_API_KEY_ENV):
-        raise FailedPrecondition(f"the Tinker backend needs an API key: set {TINKER_API_KEY_ENV} (https://auth.thinkingmachines.ai/sign-up)")
+    require_api_key()
     if ctx.start_step >= spec.total_steps:
         return
     log_path = ctx.run_dir / "tinker"
