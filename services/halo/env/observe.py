@@ -12,6 +12,8 @@ value and box. The text form, one line per element, is what language models read
 
 from __future__ import annotations
 
+import asyncio
+
 import time
 from dataclasses import dataclass, field
 
@@ -190,14 +192,21 @@ def is_navigation_race(exc: Exception) -> bool:
     return "Execution context was destroyed" in text or "navigation" in text.lower() and "closed" not in text
 
 
+def is_transient(exc: Exception) -> bool:
+    """Worth another try: a navigation race, or a compositor that had no frame ready for the
+    screenshot yet (seen right after a goto on a heavily loaded machine)."""
+    return is_navigation_race(exc) or "Unable to capture screenshot" in str(exc)
+
+
 async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3) -> PageObservation:
     for attempt in range(attempts):
         try:
             return await _observe_once(page, options, tabs)
         except PlaywrightError as exc:
-            if attempt == attempts - 1 or not is_navigation_race(exc):
+            if attempt == attempts - 1 or not is_transient(exc):
                 raise
             await page.wait_for_load_state("load")
+            await asyncio.sleep(0.1 * (attempt + 1))
     raise AssertionError("unreachable")
 
 

@@ -316,6 +316,14 @@ class SessionManager:
         metrics.OBSERVE_SECONDS.observe(obs.duration_s)
         return obs
 
+    async def _observe_or_unavailable(self, session: Session, options: ObserveOptions) -> PageObservation:
+        """An observation outside Step: a page that cannot be read is UNAVAILABLE (retryable), not UNKNOWN."""
+        try:
+            return await self._observe(session, options)
+        except PlaywrightError as exc:
+            self._check_alive(session)
+            raise Unavailable(f"could not observe session {session.id}: {str(exc).splitlines()[0]}") from exc
+
     async def observation(self, session_id: str, options: ObserveOptions = ObserveOptions()) -> PageObservation:
         session = self.get(session_id)
         async with session.lock:
@@ -324,7 +332,7 @@ class SessionManager:
             if session.env_failure:
                 await self._fail(session, session.env_failure)
                 raise Unavailable(f"session {session_id} lost its browser ({session.env_failure}); it was closed")
-            return await self._observe(session, options)
+            return await self._observe_or_unavailable(session, options)
 
     async def state(self, session_id: str) -> SessionState:
         session = self.get(session_id)
@@ -384,10 +392,14 @@ class SessionManager:
             )
             if not response.ok:
                 raise Unavailable(f"site restore failed: HTTP {response.status}")
-            await session.page.goto(record.url, timeout=self.settings.navigation_timeout_ms)
+            try:
+                await session.page.goto(record.url, timeout=self.settings.navigation_timeout_ms)
+            except PlaywrightError as exc:
+                self._check_alive(session)
+                raise Unavailable(f"restore could not load {record.url}: {str(exc).splitlines()[0]}") from exc
             session.step_index = record.step_index
             session.done, session.termination, session.final_message, session.last_error = False, Termination.NONE, "", ""
-            return await self._observe(session, options)
+            return await self._observe_or_unavailable(session, options)
 
     def _require_replica(self, session: Session, what: str) -> None:
         if session.source is not Source.REPLICA:
