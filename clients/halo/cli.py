@@ -72,8 +72,8 @@ EASY_TASKS = ("playground-signup", "playground-name", "playground-plan", "playgr
 # What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
 # each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
 # through five new states is worth as much as solving a playground task.
-EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
-OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "entropy_coef": 0.0, "reward_overrides": {}}
+EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
+OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
 
 
 def _reward_overrides(text: str) -> dict[str, float]:
@@ -104,7 +104,7 @@ def _train(args: argparse.Namespace) -> int:
         learning_rate=args.lr or defaults["lr"], temperature=args.temperature,
         max_steps=args.max_steps, loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
-        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs,
+        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
                "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"]},
     )
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
@@ -212,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
-    train.add_argument("--update-epochs", type=int, default=4, help="gradient passes over each step's batch")
+    train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
     train.add_argument("--reward-overrides", default=None, metavar="JSON",
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
                             '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')
