@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
-    train.add_argument("--steps", type=int, default=30, help="training steps")
+    train.add_argument("--steps", type=int, default=20, help="training steps")
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=4, help="tasks (groups) per step")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
