@@ -70,14 +70,15 @@ def test_node_client_reports_grpc_status_codes(up_stack):
     assert (done.returncode, done.stdout.strip()) == (0, "NOT_FOUND"), done.stderr
 
 
-def readme_grpcurl_commands() -> list[str]:
-    """Every grpcurl command in the README's code blocks, continuation lines joined."""
+def readme_grpcurl_commands(tls: bool = False) -> list[str]:
+    """Every grpcurl command in the README's code blocks, continuation lines joined: the plaintext
+    ones, or (tls=True) the `-cacert` ones, which tests/security/test_tls.py runs on a TLS service."""
     readme = (REPO / "README.md").read_text()
     commands = []
     for block in re.findall(r"```(?:bash|sh)\n(.*?)```", readme, re.S):
         for command in block.replace("\\\n", " ").splitlines():
             command = command.split("  #")[0].strip()
-            if command.startswith("grpcurl "):
+            if command.startswith("grpcurl ") and ("-cacert" in command) == tls:
                 commands.append(command)
     return commands
 

@@ -244,3 +244,19 @@ async def test_reward_judge_client_speaks_tls(tls_stack, pki):
             await judge.judge(answer="a", rubric="r")
     finally:
         await judge.close()
+
+
+async def test_readme_tls_grpcurl_calls_run_as_written(tls_stack, pki):
+    """The README's `-cacert` grpcurl calls, with its ca.pem, $TOKEN and default target filled in."""
+    import shlex
+
+    from tests.deploy.test_other_languages import README_TARGET, readme_grpcurl_commands
+
+    commands = readme_grpcurl_commands(tls=True)
+    assert commands, "the README shows no grpcurl call over TLS"
+    for command in commands:
+        filled = command.replace(README_TARGET, tls_stack.env_target).replace("$TOKEN", TOKEN)
+        argv = [str(pki.ca) if a == "ca.pem" else a for a in shlex.split(filled)]
+        rc, out, err = await _grpcurl(*argv[1:])
+        assert rc == 0, f"{command}\n{err}"
+        assert "halo.v1.EnvService" in out.split()
