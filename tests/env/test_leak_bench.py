@@ -19,7 +19,7 @@ def test_halo_bench_leak_reports_no_orphans(tmp_path):
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for line in ("cycles/s", "memory growth (PSS)", "target < 10%", "open sessions (pool)", "orphan pages",
+    for line in ("cycles/s", "memory growth (USS)", "target < 10%", "open sessions (pool)", "orphan pages",
                  "Chromium processes idle -> end", "orphan renderers / zombies", "orphans in all"):
         assert line in proc.stdout, proc.stdout
 
@@ -30,8 +30,8 @@ def test_halo_bench_leak_reports_no_orphans(tmp_path):
     # memory: one idle sample after the warm-up, then one after each fifth of the cycles
     samples = report["samples"]
     assert [s["cycles"] for s in samples] == [0, 3, 6, 8, 10, 12]
-    assert all(s["rss_mb"] > 0 and s["pss_mb"] > 0 and s["chromium_processes"] > 0 for s in samples)
-    assert report["growth_metric"] == "pss" and isinstance(report["growth_pct"], float)
+    assert all(s["rss_mb"] > 0 and s["pss_mb"] > 0 and s["uss_mb"] > 0 and s["chromium_processes"] > 0 for s in samples)
+    assert report["growth_metric"] == "uss" and isinstance(report["growth_pct"], float)
     assert report["target_pct"] == 10.0 and report["cycles_per_s"] > 0
     # nothing left behind
     assert report["active_sessions"] == 0

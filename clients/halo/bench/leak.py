@@ -2,7 +2,8 @@
 
 Starts sites + env service in this process (like `halo bench env`), warms up, then runs the
 measured cycles in five chunks with `concurrency` sessions at a time. Between chunks (nothing
-open) it samples memory: RSS and PSS (proportional: shared pages split between processes) of
+open) it samples memory: USS (pages private to each process: what a leak grows, and unlike PSS
+not moved by other programs on the machine that map the same Chromium binary), PSS and RSS of
 this process and all its children (Playwright's driver, Chromium and its renderers). At the end
 it counts what should be gone: open sessions in the pool, browser contexts and pages, Chromium
 renderer processes (they host pages) beyond the idle count after warm-up, zombies, and site
@@ -45,6 +46,7 @@ class MemSample:
     rss_mb: float                 # this process + children, summed
     pss_mb: float | None          # same, proportional (None where the OS does not tell)
     chromium_processes: int       # all of them (browser, zygotes, utilities, GPU, renderers)
+    uss_mb: float | None = None   # same, private pages only (None where the OS does not tell)
 
 
 @dataclass
@@ -59,10 +61,11 @@ class LeakReport:
     errors: dict[str, int]        # exception type -> count (first message in error_example)
     error_example: str
     samples: list[MemSample]
-    growth_metric: str            # "pss" or "rss": what growth_pct is computed on
+    growth_metric: str            # "uss" or "rss": what growth_pct is computed on
     growth_pct: float
     rss_growth_pct: float
     pss_growth_pct: float | None
+    uss_growth_pct: float | None
     target_pct: float
     # what is left once every cycle closed its session (all must be 0 but chromium_idle_processes)
     active_sessions: int
@@ -99,8 +102,8 @@ def _tree() -> list[psutil.Process]:
     return [me, *me.children(recursive=True)]
 
 
-def _memory() -> tuple[float, float | None]:
-    rss, pss, have_pss = 0, 0, True
+def _memory() -> tuple[float, float | None, float | None]:
+    rss, pss, uss, have_pss = 0, 0, 0, True
     for proc in _tree():
         try:
             if have_pss:
@@ -108,13 +111,14 @@ def _memory() -> tuple[float, float | None]:
                     info = proc.memory_full_info()
                     rss += info.rss
                     pss += info.pss
+                    uss += info.uss
                     continue
                 except (AttributeError, psutil.AccessDenied):
                     have_pss = False
             rss += proc.memory_info().rss
         except psutil.NoSuchProcess:
             continue
-    return rss / 2**20, (pss / 2**20 if have_pss else None)
+    return rss / 2**20, (pss / 2**20 if have_pss else None), (uss / 2**20 if have_pss else None)
 
 
 def chromium_mains() -> set[int]:
@@ -224,9 +228,10 @@ async def run_leak_cycles(
 
             async def sample(done: int, idle_renderers: int | None) -> MemSample:
                 await _settle(mains, idle_renderers)
-                rss, pss = _memory()
+                rss, pss, uss = _memory()
                 kinds = chromium_processes(mains)[0]
-                return MemSample(done, round(rss, 1), None if pss is None else round(pss, 1), sum(kinds.values()))
+                return MemSample(done, round(rss, 1), None if pss is None else round(pss, 1), sum(kinds.values()),
+                                 None if uss is None else round(uss, 1))
 
             warm_bar = progress.add_task("warm-up", total=warmup, rate="") if progress is not None else None
             await run_phase(warmup, warm_bar)
@@ -251,17 +256,20 @@ async def run_leak_cycles(
 
     first, last = samples[0], samples[-1]
     rss_growth = (last.rss_mb - first.rss_mb) / first.rss_mb * 100
-    pss_growth = None
+    pss_growth = uss_growth = None
     if first.pss_mb and last.pss_mb is not None:
         pss_growth = (last.pss_mb - first.pss_mb) / first.pss_mb * 100
+    if first.uss_mb and last.uss_mb is not None:
+        uss_growth = (last.uss_mb - first.uss_mb) / first.uss_mb * 100
     failed = sum(errors.values())
     return LeakReport(
         task=task, cycles=cycles, concurrency=concurrency, warmup=warmup, seconds=round(measured, 2),
         cycles_per_s=round(cycles / measured, 2) if measured else 0.0, failed_cycles=failed, errors=dict(errors),
         error_example=example[0] if example else "", samples=samples,
-        growth_metric="pss" if pss_growth is not None else "rss",
-        growth_pct=round(pss_growth if pss_growth is not None else rss_growth, 2), rss_growth_pct=round(rss_growth, 2),
-        pss_growth_pct=None if pss_growth is None else round(pss_growth, 2), target_pct=TARGET_GROWTH_PCT,
+        growth_metric="uss" if uss_growth is not None else "rss",
+        growth_pct=round(uss_growth if uss_growth is not None else rss_growth, 2), rss_growth_pct=round(rss_growth, 2),
+        pss_growth_pct=None if pss_growth is None else round(pss_growth, 2),
+        uss_growth_pct=None if uss_growth is None else round(uss_growth, 2), target_pct=TARGET_GROWTH_PCT,
         active_sessions=stats.active_sessions, open_contexts=open_contexts, orphan_pages=pages,
         chromium_idle_processes=sum(idle_kinds.values()), chromium_end_processes=sum(end_kinds.values()),
         chromium_idle_by_type=dict(idle_kinds), chromium_end_by_type=dict(end_kinds),
@@ -278,7 +286,6 @@ def render(report: LeakReport) -> Table:
     table = Table(title=title, show_header=False)
     table.add_column("", justify="left")
     table.add_column("", justify="right")
-    pss = [s.pss_mb for s in report.samples]
     metric = report.growth_metric.upper()
     first, last = report.samples[0], report.samples[-1]
     table.add_row("cycles/s", f"{report.cycles_per_s:.2f}  ({report.seconds:.0f} s)")
@@ -286,7 +293,9 @@ def render(report: LeakReport) -> Table:
     table.add_row("RSS after warm-up -> end", f"{first.rss_mb:.0f} MB -> {last.rss_mb:.0f} MB ({report.rss_growth_pct:+.1f}%)")
     if report.pss_growth_pct is not None:
         table.add_row("PSS after warm-up -> end", f"{first.pss_mb:.0f} MB -> {last.pss_mb:.0f} MB ({report.pss_growth_pct:+.1f}%)")
-        table.add_row("PSS trend (MB, each 20%)", " ".join(f"{p:.0f}" for p in pss if p is not None))
+    if report.uss_growth_pct is not None:
+        table.add_row("USS after warm-up -> end", f"{first.uss_mb:.0f} MB -> {last.uss_mb:.0f} MB ({report.uss_growth_pct:+.1f}%)")
+        table.add_row("USS trend (MB, each 20%)", " ".join(f"{s.uss_mb:.0f}" for s in report.samples if s.uss_mb is not None))
     verdict = "within target" if report.within_target else "OVER TARGET"
     table.add_row(f"memory growth ({metric})", f"{report.growth_pct:+.1f}%  (target < {report.target_pct:g}%: {verdict})")
     table.add_row("open sessions (pool)", str(report.active_sessions))
