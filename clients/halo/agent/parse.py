@@ -109,8 +109,8 @@ def _milliseconds(value: Any, what: str, scale: float = 1.0) -> int:
 
 def _click_count(value: Any) -> int:
     count = _number(value, "click_count")
-    if count not in (1, 2, 3):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"click_count must be 1, 2 or 3, got {_short(value)}")
+    if count not in range(1, A.MAX_CLICK_COUNT + 1):
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"click_count must be 1 to {A.MAX_CLICK_COUNT}, got {_short(value)}")
     return int(count)
 
 

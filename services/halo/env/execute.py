@@ -138,19 +138,25 @@ async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecL
     await _settle(page, limits)
 
 
+def _clicks(count: int) -> int:
+    if count > A.MAX_CLICK_COUNT:
+        raise ActionFailed(f"click_count must be 1 to {A.MAX_CLICK_COUNT} (0 means 1), got {count}")
+    return max(1, count)
+
+
 async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
     t = limits.action_timeout_ms
     match action:
         case A.ClickAt(point=point, button=button, click_count=count):
-            x, y = _pixels(page, point)
+            clicks, (x, y) = _clicks(count), _pixels(page, point)
             opens_tab = await page.evaluate(_OPENS_TAB_AT, [x, y])
             async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
-                await page.mouse.click(x, y, button=_BUTTONS[button], click_count=max(1, count))
+                await page.mouse.click(x, y, button=_BUTTONS[button], click_count=clicks)
         case A.ClickElement(bid=bid, button=button, click_count=count):
-            el = await _element(page, bid)
+            clicks, el = _clicks(count), await _element(page, bid)
             opens_tab = await el.evaluate(_OPENS_TAB)
             async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
-                await el.click(button=_BUTTONS[button], click_count=max(1, count), timeout=t)
+                await el.click(button=_BUTTONS[button], click_count=clicks, timeout=t)
         case A.Fill(bid=bid, text=text):
             el = await _element(page, bid)
             await el.fill(text, timeout=t)
@@ -165,6 +171,9 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
         case A.HoverAt(point=point):
             await page.mouse.move(*_pixels(page, point))
         case A.TypeText(text=text, press_enter=enter):
+            if len(text) > A.MAX_TYPE_CHARS:
+                raise ActionFailed(f"type_text types at most {A.MAX_TYPE_CHARS} characters (got {len(text)}); "
+                                   "fill an element to set a longer value")
             await page.keyboard.type(text)
             if enter:
                 await page.keyboard.press("Enter")
