@@ -7,7 +7,7 @@
     halo tasks list [--site S]     the task registry
     halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
     halo sites shots               screenshots of each replica's main pages
-    halo bench env                 env service vs raw Playwright throughput
+    halo bench env                 env service vs raw Playwright vs agisdk's harness: throughput, memory
     halo bench gateway             policy gateway overhead over calling its backend directly
     halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
     halo protos [--check]          regenerate (or check) the gRPC stubs
@@ -178,10 +178,15 @@ def main(argv: list[str] | None = None) -> int:
 
     bench = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
-    be = bench_sub.add_parser("env", help="env service vs raw Playwright on the playground")
+    be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
     be.add_argument("--steps", type=int, default=40, help="steps per session per level")
     be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
+    be.add_argument("--modes", default="service,raw,agisdk",
+                    help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
+                         "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment)")
+    be.add_argument("--agisdk-slow-mo", type=int, default=None,
+                    help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
     be.add_argument("--json", default="", help="also write the results to this JSON file")
     bg = bench_sub.add_parser("gateway", help="policy gateway overhead over calling the backend directly")
     bg.add_argument("--requests", type=int, default=30, help="calls per path")
@@ -260,10 +265,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--cycles, --concurrency and --warmup must be at least 1")
         return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.steps, args.json))
     if args.command == "bench":
-        from halo.bench.env import run_env_bench
+        from halo.bench.env import MODES, run_env_bench
 
+        modes = tuple(m for m in args.modes.split(",") if m)
+        if not modes or set(modes) - set(MODES):
+            parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
         return asyncio.run(run_env_bench(
-            [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json
+            [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json,
+            modes, args.agisdk_slow_mo,
         ))
     if args.command == "train":
         return _train(args)

@@ -1,17 +1,21 @@
-"""`halo bench env`: the env service vs raw in-process Playwright, same machine, same run.
+"""`halo bench env`: the env service vs raw in-process Playwright vs agisdk's harness, same run.
 
 N concurrent sessions each step through a fixed loop on the playground page (fill a field,
 scroll down, scroll up, hover), observing after every step (screenshot + AXTree). The raw
 floor does the same with Playwright directly on one Chromium, so the ratio shows what the
-service (gRPC, sessions, bids, checks) costs. Figures: aggregate steps/s, p50/p95 step
-latency, PSS (proportional RSS) per session, service/raw ratio.
+service (gRPC, sessions, bids, checks) costs. The agisdk mode runs the loop in agisdk's own
+environment (BrowserGym's `BrowserEnv`, one process per environment, `halo.bench.agisdk_harness`),
+what a researcher gets from the REAL harness. Figures: aggregate steps/s, p50/p95 step latency,
+PSS (proportional RSS) per session, each mode's steps/s over raw's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import statistics
+import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,7 +33,7 @@ TASK = "playground-name"
 
 @dataclass
 class BenchResult:
-    mode: str                  # "service" | "raw"
+    mode: str                  # "service" | "raw" | "agisdk"
     sessions: int
     steps: int
     seconds: float
@@ -140,39 +144,88 @@ async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_fo
                        _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
 
 
-async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "") -> int:
+async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: int, browsers_path: str | None,
+                        progress, task_id) -> BenchResult:
+    from halo.bench.agisdk_harness import HarnessWorkers, HarnessWorkerSpec, write_task_file
+    from halo.env.tasks import TaskRegistry
+
+    folder = tempfile.mkdtemp(prefix="halo-bench-agisdk-")
+    task_file = write_task_file(TaskRegistry.load().get(TASK).raw, f"{base_url}/playground/", folder)
+    spec = HarnessWorkerSpec(task_file, f"{base_url}/playground/", steps, slow_mo_ms, browsers_path)
+    # generous: every Playwright call of a step waits slow_mo, and N workers share the cores
+    timeout_s = 120 + steps * (10 + 20 * slow_mo_ms / 1000) * sessions
+    mem0 = tree_pss_mb()
+    workers = HarnessWorkers([spec] * sessions)
+    try:
+        workers.wait_ready(timeout_s)
+        start = time.perf_counter()
+        runs = workers.run(timeout_s)
+        seconds = time.perf_counter() - start
+        mem1 = tree_pss_mb()  # every environment still open
+    finally:
+        workers.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    latencies = [t for run in runs for t in run.latencies]
+    progress.advance(task_id, len(latencies))
+    return BenchResult("agisdk", sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+
+
+MODES = ("service", "raw", "agisdk")
+
+
+async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",
+                        modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None) -> int:
     from playwright.async_api import async_playwright
 
+    from halo.bench.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
     from halo.client.env import EnvClient
     from halo.env.browsers import CHROMIUM_ARGS, find_chromium
     from halo.runtime.local import LocalStack
 
+    slow_mo = AGISDK_SLOW_MO_MS if agisdk_slow_mo_ms is None else agisdk_slow_mo_ms
+    chromium = find_chromium()
+    browsers_path = playwright_browser_links(chromium) if chromium and "agisdk" in modes else None
     results: list[BenchResult] = []
-    async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1}) as stack:
-        async with EnvClient(stack.env_target) as env, async_playwright() as pw:
-            browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-            with Progress(console=console, transient=True) as progress:
-                # warm both paths up (first page loads, JIT, caches) before measuring
-                warm = progress.add_task("warm-up", total=8)
-                await _service_level(env, 1, 4, image_format, progress, warm)
-                await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
-                for n in levels:
-                    task = progress.add_task(f"{n} session(s): service", total=n * steps)
-                    results.append(await _service_level(env, n, steps, image_format, progress, task))
-                    task = progress.add_task(f"{n} session(s): raw Playwright", total=n * steps)
-                    results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
-            await browser.close()
+    try:
+        async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1}) as stack:
+            async with EnvClient(stack.env_target) as env, async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+                with Progress(console=console, transient=True) as progress:
+                    # warm the in-process paths up (first page loads, JIT, caches) before measuring;
+                    # agisdk's workers are fresh processes every level, as its harness starts them
+                    warm = progress.add_task("warm-up", total=8)
+                    await _service_level(env, 1, 4, image_format, progress, warm)
+                    await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
+                    for n in levels:
+                        for mode in modes:
+                            task = progress.add_task(f"{n} session(s): {mode}", total=n * steps)
+                            if mode == "service":
+                                results.append(await _service_level(env, n, steps, image_format, progress, task))
+                            elif mode == "raw":
+                                results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
+                            else:
+                                results.append(await _agisdk_level(stack.sites.url, n, steps, slow_mo, browsers_path,
+                                                                   progress, task))
+                await browser.close()
+    finally:
+        if browsers_path:
+            shutil.rmtree(browsers_path, ignore_errors=True)
 
-    table = Table(title=f"halo bench env ({steps} steps/session, {image_format} screenshots + AXTree every step)")
-    for col in ("sessions", "mode", "steps/s", "p50 ms", "p95 ms", "PSS/session MB", "service/raw"):
-        table.add_column(col, justify="right")
     by_key = {(r.mode, r.sessions): r for r in results}
+    title = f"halo bench env ({steps} steps/session, {image_format} screenshots + AXTree every step"
+    if "agisdk" in modes:
+        title += f"; agisdk: its own observation, slow_mo {slow_mo} ms"
+    table = Table(title=title + ")")
+    for col in ("sessions", "mode", "steps/s", "p50 ms", "p95 ms", "PSS/session MB", "÷ raw"):
+        table.add_column(col, justify="right")
     for n in levels:
-        svc, raw = by_key[("service", n)], by_key[("raw", n)]
-        ratio = svc.steps_per_s / raw.steps_per_s
-        for r in (svc, raw):
+        raw = by_key.get(("raw", n))
+        for mode in modes:
+            r = by_key[(mode, n)]
+            ratio = f"{r.steps_per_s / raw.steps_per_s:.2f}" if raw and r is not raw else ""
             table.add_row(str(n), r.mode, f"{r.steps_per_s:.1f}", f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
-                          f"{r.pss_per_session_mb:.0f}", f"{ratio:.2f}" if r is svc else "")
+                          f"{r.pss_per_session_mb:.0f}", ratio)
     console.print(table)
     if json_path:
         Path(json_path).write_text(json.dumps([asdict(r) | {"steps_per_s": r.steps_per_s} for r in results], indent=2))

@@ -1,0 +1,62 @@
+"""`halo bench env` on a small budget: the three modes (HALO's env service, raw Playwright, agisdk's own
+BrowserEnv in worker processes) run the same loop on the replica in one run, and a failing agisdk
+worker is reported, not hung on. (Throughput and memory are benchmark figures, not asserted here.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+STEPS = 4
+
+
+def test_halo_bench_env_runs_service_raw_and_agisdk_side_by_side(tmp_path):
+    out = tmp_path / "env.json"
+    halo = Path(sys.executable).parent / "halo"
+    proc = subprocess.run(
+        [str(halo), "bench", "env", "--sessions", "1", "--steps", str(STEPS), "--agisdk-slow-mo", "0", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "slow_mo 0 ms" in proc.stdout and "÷ raw" in proc.stdout, proc.stdout
+
+    results = {r["mode"]: r for r in json.loads(out.read_text())}
+    assert set(results) == {"service", "raw", "agisdk"}
+    for r in results.values():
+        assert r["sessions"] == 1 and r["steps"] == STEPS, r
+        assert r["steps_per_s"] > 0 and 0 < r["p50_ms"] <= r["p95_ms"], r
+    # agisdk's environment is a Python process with a Playwright driver and two Chromiums (task +
+    # chat window); a session of the service or the raw floor is one browser context
+    assert results["agisdk"]["pss_per_session_mb"] > results["raw"]["pss_per_session_mb"]
+    assert results["agisdk"]["pss_per_session_mb"] > results["service"]["pss_per_session_mb"]
+
+
+def test_a_failing_agisdk_worker_is_an_error_not_a_hang(tmp_path):
+    from halo.bench.agisdk_harness import HarnessError, HarnessWorkers, HarnessWorkerSpec, playwright_browser_links, write_task_file
+    from halo.env.browsers import find_chromium
+    from halo.env.tasks import TaskRegistry
+
+    dead_site = "http://127.0.0.1:9/playground/"   # discard port: nothing answers
+    task_file = write_task_file(TaskRegistry.load().get("playground-name").raw, dead_site, str(tmp_path))
+    chromium = find_chromium()
+    links = playwright_browser_links(chromium, str(tmp_path / "browsers")) if chromium else None
+    spec = HarnessWorkerSpec(task_file, dead_site, STEPS, 0, links)
+    workers = HarnessWorkers([spec])
+    try:
+        with pytest.raises(HarnessError, match="ERR_CONNECTION_REFUSED|net::"):
+            workers.wait_ready(timeout_s=120)
+    finally:
+        workers.close(timeout_s=30)
+    assert workers.alive == 0
+
+
+def test_halo_bench_env_rejects_unknown_modes():
+    from halo.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "env", "--modes", "service,selenium"])
+    assert exc.value.code == 2
