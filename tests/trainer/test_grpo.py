@@ -73,7 +73,7 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
     rows = jobs.store.metrics(record.run_id)
     assert [r["step"] for r in rows] == list(range(1, 7))
     assert all(r["env_failures"] == 0 and r["episodes"] == 8 for r in rows)
-    assert all(0.9 <= r["action_validity"] <= 1.0 for r in rows)
+    assert all(0.9 <= r["action_validity"] <= 1.0 for r in rows), [r["action_validity"] for r in rows]
 
     trained = EmbeddedLearner(3e-3, seed=0)
     trained.load(Path(jobs.checkpoints(record.run_id)[-1].path))

@@ -5,13 +5,17 @@ starts from the same initial state (same task, same seed) and rolls out concurre
 actions through the gateway and scoring transitions with the reward service. Advantages are
 dr_grpo's `A_i = r_i − mean(r)` (std normalisation optional, `extra.normalize_std`). Episodes
 that hit an environment failure are dropped from their group (and counted), never learned from
-as a zero reward. After the update, the new weights are pushed to the gateway as the run's
-adapter, and the step is checkpointed.
+as a zero reward. When most of a step's episodes fail that way (the env service was killed or
+restarted mid-step), the step's rollouts are thrown away, the trainer waits for the env service
+to serve again and rolls the same batch out again (`extra.env_retries`, `extra.env_wait_s`):
+an update is never computed from a batch the environment ruined. After the update, the new
+weights are pushed to the gateway as the run's adapter, and the step is checkpointed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import random
 import time
 from dataclasses import dataclass
@@ -79,6 +83,54 @@ async def rollout_groups(
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
+@dataclass(frozen=True)
+class EnvRecovery:
+    """How a step survives an env service that goes away mid-step."""
+
+    max_failed_fraction: float = 0.5   # above this share of env-failed episodes, the step is rolled out again
+    retries: int = 3                   # rollouts of one step thrown away before the run fails
+    wait_s: float = 300.0              # how long to wait for the env service to serve again, per retry
+
+
+async def wait_until_serving(env: EnvClient, wait_s: float) -> bool:
+    """Poll the env service's gRPC health until it serves (True) or `wait_s` passes (False)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        if await env.healthy("halo.v1.EnvService", timeout_s=2.0):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(1.0)
+
+
+async def rollout_step(
+    env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
+    config: RolloutConfig, concurrency: int, recovery: EnvRecovery, log, step: int,
+) -> tuple[list[list[Episode]], int]:
+    """The step's groups, rolled out again while too many episodes hit environment failures.
+
+    Returns the groups and how many rollouts of this step were thrown away. Raises RuntimeError
+    when the env service does not come back or the step keeps failing: the run then fails with
+    its completed steps checkpointed, and a resume continues from there.
+    """
+    for attempt in range(recovery.retries + 1):
+        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency)
+        episodes = [e for g in groups for e in g]
+        failed = [e for e in episodes if e.env_failure]
+        if len(failed) <= recovery.max_failed_fraction * len(episodes):
+            return groups, attempt
+        reason = collections.Counter(e.env_failure_reason.splitlines()[0] for e in failed).most_common(1)[0][0]
+        summary = f"step {step}: {len(failed)}/{len(episodes)} episodes hit environment failures ({reason})"
+        if attempt == recovery.retries:
+            break
+        log(f"{summary}; waiting for the env service, then rolling the step out again", "warning")
+        if not await wait_until_serving(env, recovery.wait_s):
+            raise RuntimeError(f"{summary}; the env service at {env.target} did not serve again within "
+                               f"{recovery.wait_s:g}s. Resume the run once it does.")
+    raise RuntimeError(f"{summary} in {recovery.retries + 1} rollouts of the step. Resume the run once the "
+                       "environment is healthy.")
+
+
 def batch_for_step(tasks: list[str], groups_per_batch: int, seed: int, step: int) -> list[tuple[str, int]]:
     """The (task, seed) groups of a training step, the same after a resume.
 
@@ -118,6 +170,8 @@ async def train_embedded(ctx: RunContext) -> None:
     eval_every = int(extra.get("eval_every", 0))
     update_epochs = max(1, int(extra.get("update_epochs", 1)))
     eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
+    recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
+                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)))
     adapter = f"run-{ctx.run_id}"
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
@@ -137,7 +191,8 @@ async def train_embedded(ctx: RunContext) -> None:
                     return
                 started = time.perf_counter()
                 batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
-                groups = await rollout_groups(env, reward, policy, batch, spec.group_size, config, concurrency)
+                groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
+                                                    recovery, ctx.log, step)
                 rollout_s = time.perf_counter() - started
                 episodes, advantages = [], []
                 for group in groups:
@@ -151,7 +206,8 @@ async def train_embedded(ctx: RunContext) -> None:
                 if eval_every and (step % eval_every == 0 or step == spec.total_steps):
                     metrics["eval_success_rate"] = await evaluate_greedy(
                         env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
-                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started} | baseline
+                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
+                            "rollouts_redone": float(redone)} | baseline
                 baseline = {}  # recorded once, with the first step
                 await ctx.complete_step(step, metrics, learner.save)
         finally:

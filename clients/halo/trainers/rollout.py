@@ -2,7 +2,9 @@
 REAL evaluation at the end. Shared by GRPO, MCTS and evaluation.
 
 Environment failures end the episode with `env_failure=True`; callers drop such episodes
-instead of learning from a fake zero reward.
+instead of learning from a fake zero reward. That covers a browser that crashed (the env service
+says so) and an env service that went away mid-episode: unreachable or restarting (UNAVAILABLE),
+too slow to answer (DEADLINE_EXCEEDED), or back without the session it lost (NOT_FOUND).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from halo.agent import actions as A
 from halo.agent.context import PageView, PastStep, PolicyContext, page_from_proto
 from halo.client.env import EnvClient
 from halo.client.reward import RewardClient, page_state
+from halo.errors import DeadlineExceeded, HaloError, NotFound, Unavailable
 from halo.v1 import common_pb2 as cpb
 
 
@@ -87,6 +90,21 @@ class RolloutConfig:
     history_steps: int = 5
 
 
+#: Env-service answers that mean the service, not the task, failed (NOT_FOUND only once the session exists).
+ENV_SERVICE_DOWN = (Unavailable, DeadlineExceeded)
+
+
+class EnvServiceLost(Exception):
+    """The env service failed mid-episode (down, restarted, too slow): an environment failure."""
+
+
+async def _env_call(call):
+    try:
+        return await call
+    except (*ENV_SERVICE_DOWN, NotFound) as exc:
+        raise EnvServiceLost(f"env service: {exc}") from exc
+
+
 async def run_episode(
     env: EnvClient, reward: RewardClient, policy: Policy, task_id: str, seed: int, config: RolloutConfig,
 ) -> Episode:
@@ -96,12 +114,19 @@ async def run_episode(
     episode = Episode(task_id, seed)
     clock = time.perf_counter
     started = clock()
-    created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts, run_id=config.run_id)
+    try:
+        created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts, run_id=config.run_id)
+    except ENV_SERVICE_DOWN as exc:
+        episode.env_failure, episode.env_failure_reason = True, f"env service: {exc}"
+        return episode
     session_id, obs = created.session_id, created.observation
     replica = created.task.replica_available
+
+    async def state_json() -> str:
+        return (await _env_call(env.get_state(session_id))).state_json if replica else ""
+
     try:
-        before_state = (await env.get_state(session_id)).state_json if replica else ""
-        before = page_state(obs, before_state)
+        before = page_state(obs, await state_json())
         await reward.start_episode(session_id, task_id, overrides=config.reward_overrides, initial=before)
         history: list[PastStep] = []
         done = False
@@ -112,12 +137,12 @@ async def run_episode(
             decision = await policy.decide(ctx)
             action = decision.action if decision.action is not None else A.Noop()
             t1 = clock()
-            result = await env.step(session_id, action, raw_text=decision.raw_text, observation=opts)
+            result = await _env_call(env.step(session_id, action, raw_text=decision.raw_text, observation=opts))
             if result.env_failure:
                 episode.env_failure, episode.env_failure_reason = True, result.env_failure_reason
                 return episode
             obs, done = result.observation, result.done
-            after = page_state(obs, (await env.get_state(session_id)).state_json if replica else "")
+            after = page_state(obs, await state_json())
             t2 = clock()
             breakdown = await reward.score_transition(
                 session_id, len(episode.transitions), decision.action, before, after, action_ok=result.action_ok,
@@ -132,16 +157,25 @@ async def run_episode(
             before = after
         episode.final_page = page_from_proto(obs)
         t0 = clock()
-        state = await env.get_state(session_id)
+        state = await _env_call(env.get_state(session_id))
         episode.final_message = state.final_message
         result = await reward.evaluate(task_id, state.state_json, state.final_message, episode_id=session_id)
         episode.success, episode.success_bonus, episode.scorable = result.success, result.success_bonus, result.scorable
         episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip() for d in result.details]
         episode.timings |= {"evaluate_s": clock() - t0, "total_s": clock() - started}
         return episode
+    except EnvServiceLost as exc:
+        episode.env_failure, episode.env_failure_reason = True, str(exc)
+        return episode
     finally:
         try:
             await reward.end_episode(session_id)
         except Exception:
             pass  # the episode may never have started (env failure before StartEpisode)
-        await env.close_session(session_id)
+        try:
+            await env.close_session(session_id)
+        except HaloError:
+            if not episode.env_failure:
+                raise
+            # the env service that failed the episode cannot close its session: it is gone, or its
+            # idle TTL reaps the session once the service answers again
