@@ -14,6 +14,11 @@ from pathlib import Path
 import pytest
 
 from halo.client.env import EnvClient
+from halo.trainer.jobs import JobManager
+from halo.trainer.store import RunState
+from halo.trainers.context import ServiceTargets
+from halo.trainers.registry import resolve_trainer
+from halo.trainers.spec import RunSpec
 
 
 def free_port() -> int:
@@ -40,6 +45,23 @@ async def start_env_service(port: int, sites_url: str) -> asyncio.subprocess.Pro
     raise AssertionError("the env service did not become healthy")
 
 
+def job_manager(runs_dir: Path, env_port: int, stack) -> JobManager:
+    targets = ServiceTargets(f"127.0.0.1:{env_port}", stack.reward_target, stack.gateway_target)
+    return JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
+
+
+async def wait_for_step(jobs: JobManager, run_id: str, step: int) -> None:
+    while jobs.get(run_id).step < step:
+        assert jobs.get(run_id).state is RunState.RUNNING, jobs.get(run_id).error
+        await asyncio.sleep(0.05)
+
+
+async def stop_service(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 60)
+
+
 @pytest.fixture(scope="module")
 async def services():
     """Sites, reward and gateway in this process; the env service is a process of its own, to kill."""
@@ -50,27 +72,15 @@ async def services():
 
 
 async def test_env_service_killed_mid_training_the_step_is_rolled_out_again(services, tmp_path: Path):
-    from halo.trainer.jobs import JobManager
-    from halo.trainer.store import RunState
-    from halo.trainers.context import ServiceTargets
-    from halo.trainers.registry import resolve_trainer
-    from halo.trainers.spec import RunSpec
-
     port = free_port()
     env_proc = await start_env_service(port, services.sites.url)
     try:
-        jobs = JobManager(tmp_path, ServiceTargets(f"127.0.0.1:{port}", services.reward_target, services.gateway_target),
-                          resolve_trainer, auto_resume=False)
+        jobs = job_manager(tmp_path, port, services)
         spec = RunSpec(task_ids=["playground-signup"], total_steps=4, group_size=4, groups_per_batch=1, max_steps=3,
                        learning_rate=0.02, seed=5, extra={"env_wait_s": 120})
         record = await jobs.start_run(spec)
 
-        async def reached(step: int) -> None:
-            while jobs.get(record.run_id).step < step:
-                assert jobs.get(record.run_id).state is RunState.RUNNING, jobs.get(record.run_id).error
-                await asyncio.sleep(0.05)
-
-        await asyncio.wait_for(reached(1), 300)
+        await asyncio.wait_for(wait_for_step(jobs, record.run_id, 1), 300)
         await asyncio.sleep(0.5)          # step 2's episodes are under way
         os.kill(env_proc.pid, signal.SIGKILL)
         await env_proc.wait()
@@ -90,29 +100,18 @@ async def test_env_service_killed_mid_training_the_step_is_rolled_out_again(serv
         warnings = [e["message"] for e in events if e["type"] == "log" and "environment failures" in e["message"]]
         assert warnings and "env service" in warnings[0] and "rolling the step out again" in warnings[0]
     finally:
-        if env_proc.returncode is None:
-            env_proc.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(env_proc.wait(), 60)
+        await stop_service(env_proc)
 
 
 async def test_an_env_service_that_stays_down_fails_the_run_clearly_and_resume_finishes_it(services, tmp_path: Path):
-    from halo.trainer.jobs import JobManager
-    from halo.trainer.store import RunState
-    from halo.trainers.context import ServiceTargets
-    from halo.trainers.registry import resolve_trainer
-    from halo.trainers.spec import RunSpec
-
     port = free_port()
     env_proc = await start_env_service(port, services.sites.url)
     try:
-        jobs = JobManager(tmp_path, ServiceTargets(f"127.0.0.1:{port}", services.reward_target, services.gateway_target),
-                          resolve_trainer, auto_resume=False)
+        jobs = job_manager(tmp_path, port, services)
         spec = RunSpec(task_ids=["playground-signup"], total_steps=3, group_size=2, groups_per_batch=1, max_steps=2,
                        learning_rate=0.02, seed=1, extra={"env_wait_s": 2, "env_retries": 1})
         record = await jobs.start_run(spec)
-        while jobs.get(record.run_id).step < 1:
-            assert jobs.get(record.run_id).state is RunState.RUNNING, jobs.get(record.run_id).error
-            await asyncio.sleep(0.05)
+        await asyncio.wait_for(wait_for_step(jobs, record.run_id, 1), 300)
         os.kill(env_proc.pid, signal.SIGKILL)
         await env_proc.wait()
         [e async for e in jobs.watch(record.run_id)]
@@ -128,6 +127,4 @@ async def test_an_env_service_that_stays_down_fails_the_run_clearly_and_resume_f
         assert final.state is RunState.SUCCEEDED, final.error
         assert [r["step"] for r in jobs.store.metrics(record.run_id)] == [1, 2, 3]
     finally:
-        if env_proc.returncode is None:
-            env_proc.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(env_proc.wait(), 60)
+        await stop_service(env_proc)
