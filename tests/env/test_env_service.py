@@ -185,6 +185,30 @@ async def test_bad_actions_are_errors_in_the_observation_not_crashes(env):
         await env.close_session(sid)
 
 
+async def test_a_click_whose_navigation_outlasts_the_action_timeout_is_a_click_that_happened(stack, env):
+    """Seen on a loaded machine: Playwright's click waits for the navigation it starts, under the
+    3 s action timeout, so a submit whose page loaded slowly came back as "timed out" although
+    the form was sent. The navigation is the env's to wait for (navigation timeout), not the
+    agent's fault."""
+    import asyncio
+
+    created = await env.create_session("playground-signup")
+    sid = created.session_id
+    try:
+        async def slow_post(route):
+            await asyncio.sleep(4.5)   # > the 3 s action timeout, < the 15 s navigation timeout
+            await route.continue_()
+
+        await stack.env_manager.get(sid).context.route("**/api/signup", slow_post)
+        r = await env.step(sid, A.ClickElement(by_name(created.observation, "button", "Sign up").bid))
+        assert r.action_ok, r.action_error
+        assert "Thanks for signing up" in r.observation.axtree   # the observation is of the loaded page
+        state = json.loads((await env.get_state(sid)).state_json)
+        assert state["initialfinaldiff"]["updated"]["signup"]["clicked"] is True
+    finally:
+        await env.close_session(sid)
+
+
 async def test_malformed_requests_are_invalid_argument(env):
     created = await env.create_session("playground-signup")
     try:

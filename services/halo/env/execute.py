@@ -156,7 +156,11 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             clicks, el = _clicks(count), await _element(page, bid)
             opens_tab = await el.evaluate(_OPENS_TAB)
             async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
-                await el.click(button=_BUTTONS[button], click_count=clicks, timeout=t)
+                # no_wait_after: the click is done once dispatched; a navigation it starts is
+                # `_settle`'s to wait for, under the navigation timeout. Left to Playwright, that
+                # wait counts against the action timeout, and a click that happened is reported
+                # as timed out whenever the page loads slowly.
+                await el.click(button=_BUTTONS[button], click_count=clicks, timeout=t, no_wait_after=True)
         case A.Fill(bid=bid, text=text):
             el = await _element(page, bid)
             await el.fill(text, timeout=t)
@@ -164,7 +168,7 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             el = await _element(page, bid)
             if not values:
                 raise ActionFailed("select_option needs at least one value")
-            await el.select_option(list(values), timeout=t)
+            await el.select_option(list(values), timeout=t, no_wait_after=True)  # as for clicks
         case A.Hover(bid=bid):
             el = await _element(page, bid)
             await el.hover(timeout=t)
