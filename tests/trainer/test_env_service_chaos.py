@@ -128,3 +128,36 @@ async def test_an_env_service_that_stays_down_fails_the_run_clearly_and_resume_f
         assert [r["step"] for r in jobs.store.metrics(record.run_id)] == [1, 2, 3]
     finally:
         await stop_service(env_proc)
+
+
+async def test_a_stop_while_waiting_for_the_env_service_takes_effect_at_once(services, tmp_path: Path):
+    port = free_port()
+    env_proc = await start_env_service(port, services.sites.url)
+    try:
+        jobs = job_manager(tmp_path, port, services)
+        spec = RunSpec(task_ids=["playground-signup"], total_steps=3, group_size=2, groups_per_batch=1, max_steps=2,
+                       learning_rate=0.02, seed=2, extra={"env_wait_s": 600})
+        record = await jobs.start_run(spec)
+        await asyncio.wait_for(wait_for_step(jobs, record.run_id, 1), 300)
+        os.kill(env_proc.pid, signal.SIGKILL)
+        await env_proc.wait()
+
+        async def stop_once_waiting() -> list[dict]:
+            seen = []
+            async for event in jobs.watch(record.run_id):
+                seen.append(event)
+                if event["type"] == "log" and "waiting for the env service" in event["message"]:
+                    await jobs.stop(record.run_id)
+            return seen
+
+        await asyncio.wait_for(stop_once_waiting(), 120)   # not the 600 s the run would wait
+        stopped = jobs.get(record.run_id)
+        assert stopped.state is RunState.STOPPED and 1 <= stopped.step < 3, stopped
+
+        env_proc = await start_env_service(port, services.sites.url)
+        await jobs.resume(record.run_id)
+        [e async for e in jobs.watch(record.run_id)]
+        assert jobs.get(record.run_id).state is RunState.SUCCEEDED, jobs.get(record.run_id).error
+        assert [r["step"] for r in jobs.store.metrics(record.run_id)] == [1, 2, 3]
+    finally:
+        await stop_service(env_proc)

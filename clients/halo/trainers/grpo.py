@@ -92,12 +92,21 @@ class EnvRecovery:
     wait_s: float = 300.0              # how long to wait for the env service to serve again, per retry
 
 
-async def wait_until_serving(env: EnvClient, wait_s: float) -> bool:
-    """Poll the env service's gRPC health until it serves (True) or `wait_s` passes (False)."""
+class StepInterrupted(Exception):
+    """A stop was requested while the step waited for the env service: the step is abandoned."""
+
+
+async def wait_until_serving(env: EnvClient, wait_s: float, stop_requested=lambda: False) -> bool:
+    """Poll the env service's gRPC health until it serves (True) or `wait_s` passes (False).
+
+    Raises StepInterrupted when a stop is requested meanwhile (a stop must not wait minutes).
+    """
     deadline = time.monotonic() + wait_s
     while True:
         if await env.healthy("halo.v1.EnvService", timeout_s=2.0):
             return True
+        if stop_requested():
+            raise StepInterrupted
         if time.monotonic() >= deadline:
             return False
         await asyncio.sleep(1.0)
@@ -105,13 +114,14 @@ async def wait_until_serving(env: EnvClient, wait_s: float) -> bool:
 
 async def rollout_step(
     env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int, recovery: EnvRecovery, log, step: int,
+    config: RolloutConfig, concurrency: int, recovery: EnvRecovery, ctx: RunContext, step: int,
 ) -> tuple[list[list[Episode]], int]:
     """The step's groups, rolled out again while too many episodes hit environment failures.
 
     Returns the groups and how many rollouts of this step were thrown away. Raises RuntimeError
     when the env service does not come back or the step keeps failing: the run then fails with
-    its completed steps checkpointed, and a resume continues from there.
+    its completed steps checkpointed, and a resume continues from there. Raises StepInterrupted
+    when the run is asked to stop while it waits.
     """
     for attempt in range(recovery.retries + 1):
         groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency)
@@ -123,8 +133,8 @@ async def rollout_step(
         summary = f"step {step}: {len(failed)}/{len(episodes)} episodes hit environment failures ({reason})"
         if attempt == recovery.retries:
             break
-        log(f"{summary}; waiting for the env service, then rolling the step out again", "warning")
-        if not await wait_until_serving(env, recovery.wait_s):
+        ctx.log(f"{summary}; waiting for the env service, then rolling the step out again", "warning")
+        if not await wait_until_serving(env, recovery.wait_s, ctx.stop_requested):
             raise RuntimeError(f"{summary}; the env service at {env.target} did not serve again within "
                                f"{recovery.wait_s:g}s. Resume the run once it does.")
     raise RuntimeError(f"{summary} in {recovery.retries + 1} rollouts of the step. Resume the run once the "
@@ -191,8 +201,11 @@ async def train_embedded(ctx: RunContext) -> None:
                     return
                 started = time.perf_counter()
                 batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
-                groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
-                                                    recovery, ctx.log, step)
+                try:
+                    groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config,
+                                                        concurrency, recovery, ctx, step)
+                except StepInterrupted:
+                    return   # stopped while the env service was down: the last completed step stands
                 rollout_s = time.perf_counter() - started
                 episodes, advantages = [], []
                 for group in groups:
