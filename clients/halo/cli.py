@@ -76,18 +76,23 @@ EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_
 OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
 
 
-def _reward_overrides(text: str) -> dict[str, float]:
+def _json_object(text: str, flag: str) -> dict:
     import json
 
-    if not text:
-        return {}
     try:
-        values = json.loads(text)
-        if not isinstance(values, dict):
-            raise ValueError("a JSON object of name -> number is expected")
-        return {str(k): float(v) for k, v in values.items()}
+        values = json.loads(text) if text else {}
+    except ValueError as exc:
+        raise SystemExit(f"halo train: {flag}: {exc}") from None
+    if not isinstance(values, dict):
+        raise SystemExit(f"halo train: {flag}: a JSON object is expected, got {text!r}")
+    return values
+
+
+def _reward_overrides(text: str) -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in _json_object(text, "--reward-overrides").items()}
     except (ValueError, TypeError) as exc:
-        raise SystemExit(f"halo train: --reward-overrides: {exc}") from None
+        raise SystemExit(f"halo train: --reward-overrides: {exc} (a JSON object of name -> number is expected)") from None
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -109,6 +114,7 @@ def _train(args: argparse.Namespace) -> int:
     )
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
+    spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
     try:
         spec.validate()
     except ValueError as exc:
@@ -225,6 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
     train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
     train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")
+    train.add_argument("--extra", default="", metavar="JSON",
+                       help='trainer-specific settings merged into the run spec\'s extra, e.g. \'{"env_retries": 5, '
+                            '"env_wait_s": 600}\' (GRPO), \'{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}\' '
+                            '(local_lora), \'{"dpo_beta": 0.2, "critic": "gpt"}\' (MCTS)')
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

@@ -125,6 +125,7 @@ class FakeVllmServer:
         self.served_model = served_model
         self.runner = runner or TinyModelRunner(model_dir)
         self.adapters: dict[str, str] = {}
+        self.loads: list[tuple[str, str]] = []     # every successful load_lora_adapter: (name, path)
         self.requests: list[dict] = []
         self.delay_s = 0.0
         self._server: uvicorn.Server | None = None
@@ -153,6 +154,7 @@ class FakeVllmServer:
         if not (Path(path) / "adapter_config.json").is_file():
             return _error(400, "BadRequestError", f"Loading lora {name} failed: No adapter found for {path}")
         self.adapters[name] = path
+        self.loads.append((name, path))
         return PlainTextResponse(f"Success: LoRA adapter '{name}' added successfully.")
 
     async def unload_lora(self, request: Request) -> PlainTextResponse | JSONResponse:

@@ -27,9 +27,13 @@ merged patches (it does when the renderer used the same image processor).
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import math
+import shutil
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -384,8 +388,6 @@ class LocalSamplingClient:
 
     async def sample_async(self, prompt: tinker.ModelInput, num_samples: int, sampling_params: tinker.SamplingParams,
                            **_: Any) -> tinker.types.SampleResponse:
-        import asyncio
-
         stops = [s for s in (sampling_params.stop or []) if isinstance(s, int)]
         sequences = []
         for _ in range(num_samples):
@@ -411,25 +413,25 @@ async def train_local_lora(ctx: Any) -> None:
 
     extra.model_dir (or a RunSpec.model that is a folder): the local Qwen3-VL checkpoint.
     extra.device: cuda / cpu (default: cuda when available).
+    extra.serve_route: a gateway route (vLLM) that serves the run's weights: after every step the
+    adapter is written to `<run>/serving/step-N` and hot-loaded there as `run-<run_id>`
+    (`LoadAdapter` by path, replacing the previous step's), so anything sampling that route with
+    that adapter gets the current policy. The vLLM server must read the run folder (same
+    machine or a shared volume: compose mounts `runs`).
     """
-    import asyncio
-    import math
-
-    from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
-    from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
     from tinker_cookbook.rl.rollout_strategy import MinViableGroup
-    from tinker_cookbook.rl.rollouts import do_group_rollout_and_filter_constant_reward
 
     from halo.errors import FailedPrecondition
-    from halo.trainers.advantages import step_metrics
     from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
-    from halo.trainers.tinker_train import loss_fn_config_for
 
     spec = ctx.spec
     extra = spec.extra
     model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
     if not model_dir or not Path(model_dir).is_dir():
         raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set extra.model_dir (or --model) to its folder")
+    serve_route = str(extra.get("serve_route", ""))
+    if serve_route and not ctx.services.gateway:
+        raise FailedPrecondition(f"extra.serve_route={serve_route!r} needs a policy gateway (the trainer's --gateway-target)")
     device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
@@ -451,6 +453,59 @@ async def train_local_lora(ctx: Any) -> None:
                                  num_batches=spec.total_steps, seed=spec.seed, config=task)
     min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
     strategy = MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)), max_retries=int(extra.get("env_retries", 0)))
+    publisher = AdapterPublisher(ctx, serve_route)
+    try:
+        await publisher.publish(learner, ctx.start_step)   # the route serves the run's weights from the start
+        await _train_local_lora_steps(ctx, learner, sampling, dataset, strategy, publisher)
+    finally:
+        await publisher.close()
+
+
+class AdapterPublisher:
+    """Pushes the learner's adapter to a gateway route after each step (vLLM's runtime LoRA reload)."""
+
+    KEEP = 2   # serving folders kept: the one loaded and the one before (vLLM has read it by then)
+
+    def __init__(self, ctx: Any, route: str) -> None:
+        self.route, self.name = route, f"run-{ctx.run_id}"
+        self.folder = Path(ctx.run_dir) / "serving"
+        self._gateway = None
+        if route:
+            from halo.client.policy import PolicyClient
+
+            services = ctx.services
+            self._gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca)
+
+    async def publish(self, learner: "LoraLearner", step: int) -> dict[str, float]:
+        if self._gateway is None:
+            return {}
+        started = time.perf_counter()
+        adapter = await asyncio.to_thread(learner.save_adapter, self.folder / f"step-{step:06d}")
+        await self._gateway.load_adapter(self.route, self.name, path=str(adapter.resolve()))
+        for old in sorted(self.folder.glob("step-*"))[:-self.KEEP]:
+            shutil.rmtree(old, ignore_errors=True)
+        return {"adapter_publish_s": time.perf_counter() - started}
+
+    async def close(self) -> None:
+        if self._gateway is None:
+            return
+        try:
+            await self._gateway.unload_adapter(self.route, self.name)
+        except Exception:
+            pass  # the gateway (or its vLLM) may be gone; the adapter dies with it
+        await self._gateway.close()
+
+
+async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", sampling, dataset, strategy,
+                                  publisher: AdapterPublisher) -> None:
+    from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
+    from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
+    from tinker_cookbook.rl.rollouts import do_group_rollout_and_filter_constant_reward
+
+    from halo.trainers.advantages import step_metrics
+    from halo.trainers.tinker_train import loss_fn_config_for
+
+    spec = ctx.spec
     for step in range(ctx.start_step + 1, spec.total_steps + 1):
         if ctx.stop_requested():
             return
@@ -471,4 +526,5 @@ async def train_local_lora(ctx: Any) -> None:
             optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
             metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
             metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
+        metrics |= await publisher.publish(learner, step)
         await ctx.complete_step(step, {k: float(v) for k, v in metrics.items()}, learner.save)

@@ -1,0 +1,53 @@
+"""`halo train`'s flags become the run spec (the run itself is faked here: tests/trainer/test_grpo.py runs one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from halo.trainers.spec import RunSpec
+
+
+@pytest.fixture
+def submitted(monkeypatch) -> list[RunSpec]:
+    import halo.train_cli
+
+    seen: list[RunSpec] = []
+
+    async def fake_train_local(spec, runs_dir, resume=""):
+        seen.append(spec)
+        return 0
+
+    monkeypatch.setattr(halo.train_cli, "train_local", fake_train_local)
+    return seen
+
+
+def test_extra_reaches_the_trainer_and_has_the_last_word(submitted):
+    from halo.cli import main
+
+    assert main(["train", "--steps", "3", "--eval-every", "2",
+                 "--extra", '{"env_retries": 5, "env_wait_s": 600, "eval_every": 1}']) == 0
+    (spec,) = submitted
+    assert spec.extra["env_retries"] == 5 and spec.extra["env_wait_s"] == 600
+    assert spec.extra["eval_every"] == 1                      # over --eval-every
+    assert spec.extra["update_epochs"] == 4                   # the embedded defaults stay
+
+
+def test_local_lora_settings_through_extra(submitted):
+    from halo.cli import main
+
+    assert main(["train", "--backend", "local_lora", "--extra", '{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}']) == 0
+    (spec,) = submitted
+    assert spec.backend == "local_lora" and spec.extra["serve_route"] == "qwen3vl" and spec.learning_rate == 1e-6
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--extra", "[1, 2]", "--extra: a JSON object is expected"),
+    ("--extra", "{nope", "--extra: Expecting property name"),
+    ("--reward-overrides", '{"loop_penalty": "much"}', "--reward-overrides: could not convert string to float"),
+])
+def test_bad_json_flags_stop_with_the_reason(submitted, flag, value, message):
+    from halo.cli import main
+
+    with pytest.raises(SystemExit, match=message):
+        main(["train", flag, value])
+    assert submitted == []
