@@ -80,3 +80,30 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
     after = await greedy_success(services, "trained", trained.weights(), task, held_out)
     assert after > before, (before, after, [r["success_rate"] for r in rows])
     assert after >= 0.75
+
+
+async def test_seeded_rollouts_sample_the_same_actions_however_they_interleave(services):
+    """Each episode draws from its own seed stream: 8 concurrent rollouts choose what 8 one-at-a-time rollouts
+    choose (a run is reproducible on a busy machine), and another step's key draws differently."""
+    from halo.client.env import EnvClient
+    from halo.client.policy import PolicyClient
+    from halo.client.reward import RewardClient
+    from halo.trainers.embedded_learner import EmbeddedLearner
+    from halo.trainers.grpo import GatewayPolicy, rollout_groups
+    from halo.trainers.rollout import RolloutConfig
+
+    config = RolloutConfig(max_steps=3, screenshots=False)
+    async with EnvClient(services.env_target) as env, RewardClient(services.reward_target) as reward, \
+            PolicyClient(services.gateway_target) as gateway:
+        await gateway.load_adapter("embedded", "seeded", weights=EmbeddedLearner(3e-3, seed=0).weights())
+        policy = GatewayPolicy(gateway, "embedded", "seeded", temperature=1.0)
+
+        async def actions(concurrency: int, key: str) -> list[list[str]]:
+            groups = await rollout_groups(env, reward, policy, [("playground-signup", 7)], 8, config, concurrency, key)
+            assert not any(e.env_failure for e in groups[0])
+            return [[repr(t.decision.action) for t in e.transitions] for e in groups[0]]
+
+        together, one_by_one = await actions(8, "0:1"), await actions(1, "0:1")
+        assert together == one_by_one
+        assert len(set(map(tuple, together))) > 1          # the members of a group still explore differently
+        assert await actions(8, "0:2") != together

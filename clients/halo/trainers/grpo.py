@@ -10,15 +10,21 @@ restarted mid-step), the step's rollouts are thrown away, the trainer waits for 
 to serve again and rolls the same batch out again (`extra.env_retries`, `extra.env_wait_s`):
 an update is never computed from a batch the environment ruined. After the update, the new
 weights are pushed to the gateway as the run's adapter, and the step is checkpointed.
+
+Sampling is seeded per episode and per decision from the run's seed, the step, the group and the
+episode's place in it: which action an episode samples does not depend on how the concurrent
+rollouts happen to interleave on a busy machine, so a run is reproducible from its spec (and a
+step rolled out again after an env failure draws the same actions).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import hashlib
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from halo.agent.actions import action_from_proto
 from halo.agent.context import PolicyContext
@@ -35,7 +41,11 @@ EMBEDDED_MODEL = "embedded"
 
 @dataclass
 class GatewayPolicy:
-    """A Policy that samples one action per decision through the gateway's Sample API."""
+    """A Policy that samples one action per decision through the gateway's Sample API.
+
+    With a `seed_base`, the decision at observation step k samples with seed `seed_base + k`
+    (backends that take a seed then draw reproducibly); 0 leaves the draws to the backend.
+    """
 
     client: PolicyClient
     model: str
@@ -43,9 +53,13 @@ class GatewayPolicy:
     temperature: float
     seed_base: int = 0
 
+    def for_episode(self, seed_base: int) -> "GatewayPolicy":
+        return replace(self, seed_base=seed_base)
+
     async def decide(self, ctx: PolicyContext) -> Decision:
+        seed = self.seed_base + ctx.page.step_index if self.seed_base else 0
         response = await self.client.sample(self.model, input=ctx, n=1, temperature=self.temperature,
-                                            adapter=self.adapter, logprobs=True)
+                                            adapter=self.adapter, logprobs=True, seed=seed)
         c = response.candidates[0]
         embedded = response.backend == ppb.BACKEND_KIND_EMBEDDED  # its one "token" is the candidate index
         return Decision(
@@ -68,18 +82,32 @@ def summarize(e: Episode) -> EpisodeSummary:
     return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure)
 
 
+def sampling_seed(*parts: object) -> int:
+    """A stable, non-zero 62-bit seed from its parts (Python's hash() is salted per process)."""
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 2) or 1
+
+
 async def rollout_groups(
     env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int,
+    config: RolloutConfig, concurrency: int, sampling_key: str = "",
 ) -> list[list[Episode]]:
-    """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently."""
+    """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
+
+    With a `sampling_key`, episode i of group g samples from its own seed stream
+    (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
+    """
     limit = asyncio.Semaphore(concurrency)
 
-    async def one(task_id: str, seed: int) -> Episode:
+    async def one(task_id: str, seed: int, group: int, member: int) -> Episode:
+        episode_policy = policy
+        if sampling_key and hasattr(policy, "for_episode"):
+            # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
+            episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
         async with limit:
-            return await run_episode(env, reward, policy, task_id, seed, config)
+            return await run_episode(env, reward, episode_policy, task_id, seed, config)
 
-    flat = await asyncio.gather(*(one(t, s) for t, s in tasks for _ in range(group_size)))
+    flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
@@ -115,6 +143,7 @@ async def wait_until_serving(env: EnvClient, wait_s: float, stop_requested=lambd
 async def rollout_step(
     env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
     config: RolloutConfig, concurrency: int, recovery: EnvRecovery, ctx: RunContext, step: int,
+    sampling_key: str = "",
 ) -> tuple[list[list[Episode]], int]:
     """The step's groups, rolled out again while too many episodes hit environment failures.
 
@@ -124,7 +153,7 @@ async def rollout_step(
     when the run is asked to stop while it waits.
     """
     for attempt in range(recovery.retries + 1):
-        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency)
+        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key)
         episodes = [e for g in groups for e in g]
         failed = [e for e in episodes if e.env_failure]
         if len(failed) <= recovery.max_failed_fraction * len(episodes):
@@ -203,7 +232,7 @@ async def train_embedded(ctx: RunContext) -> None:
                 batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
                 try:
                     groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config,
-                                                        concurrency, recovery, ctx, step)
+                                                        concurrency, recovery, ctx, step, f"{spec.seed}:{step}")
                 except StepInterrupted:
                     return   # stopped while the env service was down: the last completed step stands
                 rollout_s = time.perf_counter() - started
