@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -265,3 +266,18 @@ def test_regressions_found_by_the_fuzz():
             check(parsed)
             assert not parsed.valid, (text, parsed.action)
             assert parsed.error.kind in (ParseErrorKind.BAD_ARGUMENTS, ParseErrorKind.MALFORMED), (text, parsed.error)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_pointer_actions_on_no_page_are_written_and_read_back_as_errors(fmt):
+    """A history may hold an action the env rejected for NaN or infinite coordinates (the RPC fuzz sent
+    such a point): writing it into a prompt must not raise, and reading it back is a typed error."""
+    for value in (float("nan"), float("inf"), -float("inf")):
+        for space in A.CoordinateSpace:
+            bad = A.Point(value, 1.0, space)
+            for action in (A.ClickAt(bad), A.HoverAt(bad), A.Drag(bad, A.Point(1.0, value, space))):
+                parsed = parse_action(format_action(action, fmt), fmt)
+                check(parsed)
+                assert not parsed.valid, (action, parsed.action)
+            # the JSON and BrowserGym scrolls carry no position: only Qwen's writes (and rejects) it
+            check(parse_action(format_action(A.Scroll(0.0, 100.0, bad), fmt), fmt))

@@ -9,6 +9,8 @@ fuzz every service still serves a normal call, and no fuzzed session or run is l
 
 Ids a random string would never hit are reached through placeholders ("@session", "@snapshot",
 "@episode", "@run"), replaced before the call by the id of a live session, episode or run.
+
+CI draws 25 requests per RPC; `HALO_FUZZ_EXAMPLES=500 pytest tests/fuzz` searches deeper.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import collections
 import io
 import json
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +42,7 @@ ALLOWED = {
     grpc.StatusCode.ABORTED,
 }
 RPC_TIMEOUT_S = 30.0  # generous for a loaded 2-core machine; a fuzzed call that needs it is a hang
-EXAMPLES = 25
+EXAMPLES = int(os.environ.get("HALO_FUZZ_EXAMPLES", "25"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 

@@ -64,6 +64,19 @@ def test_invalid_actions_are_penalised_but_never_called_loops():
     assert names(again) == ["invalid_action", "loop"]   # a parsed action that repeats is a loop
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), 1e308])
+@pytest.mark.parametrize("space", list(A.CoordinateSpace))
+def test_points_on_no_page_are_scored_as_the_rejected_actions_they_were(bad: float, space: A.CoordinateSpace):
+    """NaN or infinite coordinates (the env answers them with an action error) hit no element and
+    are penalised, repeated they are a loop; found by the RPC fuzz, where they were an UNKNOWN error."""
+    d = EpisodeDriver("playground-signup", home())
+    hover = d.step(A.HoverAt(A.Point(bad, 0.5, space)), home(), ok=False)
+    assert names(hover) == ["invalid_action"]
+    click = A.ClickAt(A.Point(0.5, bad, space))
+    assert names(d.step(click, home(), ok=False)) == ["invalid_action"]
+    assert names(d.step(click, home(), ok=False)) == ["invalid_action", "loop"]
+
+
 def test_returning_to_the_start_page_earns_no_novelty():
     d = EpisodeDriver("playground-signup", home())
     assert "novelty" in names(d.step(A.ClickElement("9"), page2()))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 
 from halo.agent import actions as A
 from halo.v1 import policy_pb2 as ppb
@@ -167,19 +168,23 @@ def playwright_keys_to_qwen(chord: str) -> list[str]:
 
 # --------------------------------------------------------------------------------- writers
 
-def _num(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(value, 2)
+def _num(value: float, digits: int = 2) -> float | int:
+    # NaN and infinities are written as they are (a history may hold an action the env rejected)
+    if not math.isfinite(value):
+        return value
+    value = round(value, digits)
+    return int(value) if float(value).is_integer() else value
 
 
 def _norm(point: A.Point, width: int, height: int) -> list[float | int]:
     if point.space == A.CoordinateSpace.NORMALIZED_1000:
         return [_num(point.x), _num(point.y)]
-    return [_num(round(point.x / width * 1000)), _num(round(point.y / height * 1000))]
+    return [_num(point.x / width * 1000, 0), _num(point.y / height * 1000, 0)]
 
 
 def _px(point: A.Point, width: int, height: int) -> tuple[float | int, float | int]:
     x, y = point.to_pixels(width, height)
-    return _num(round(x, 1)), _num(round(y, 1))
+    return _num(x, 1), _num(y, 1)
 
 
 _CLICK_NAMES = {(A.MouseButton.LEFT, 1): "left_click", (A.MouseButton.LEFT, 2): "double_click",

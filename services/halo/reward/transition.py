@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -53,8 +54,10 @@ class ActionFacts:
         if bid is not None:
             target = page.element(bid)
         elif isinstance(action, (A.ClickAt, A.HoverAt)):
-            point = action.point.to_pixels(*VIEWPORT)
-            target = page.element_at(*point)
+            x, y = action.point.to_pixels(*VIEWPORT)
+            if math.isfinite(x) and math.isfinite(y):   # NaN/inf is on no page (the env made it an action error)
+                point = (x, y)
+                target = page.element_at(x, y)
         elif isinstance(action, A.TypeText):
             target = page.focused_element()
         text = {
