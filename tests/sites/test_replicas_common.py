@@ -65,7 +65,7 @@ async def test_eight_concurrent_sessions_on_one_site_stay_isolated(env, site):
     attempts = await asyncio.gather(*(
         run_attempt(env, task, oracle if i % 2 == 0 else [], "oracle" if i % 2 == 0 else "noop") for i in range(8)
     ))
-    assert [a.score for a in attempts] == [1.0, 0.0] * 4
+    assert [a.score for a in attempts] == [1.0, 0.0] * 4, [(a.kind, a.score, a.errors) for a in attempts]
 
 
 REPLICA_TYPES_BY_SITE = {cls.site_id: cls for cls in REPLICA_TYPES}
