@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from halo.client.trainer import TrainerClient
 from halo.errors import Unauthenticated
+from halo.runtime.aio import acquire_within
 from halo.runtime.server import start_service
 from halo.trainer.config import TrainerSettings
 from halo.trainer.server import build_service
@@ -36,3 +39,34 @@ async def test_bearer_token_is_required_except_for_health(tmp_path):
             assert await client.list_runs() == []
     finally:
         await running.stop(grace=1)
+
+
+@pytest.mark.parametrize("turns_before_cancel", range(6))
+async def test_a_wait_for_a_slot_cancelled_as_the_slot_frees_stays_cancelled(turns_before_cancel):
+    """Python 3.11's wait_for swallowed this cancellation for some interleavings: the caller got the
+    slot although its RPC was gone (the env service then built a session nobody received)."""
+    slots = asyncio.Semaphore(1)
+    await slots.acquire()
+    waiter = asyncio.create_task(acquire_within(slots, 5.0))
+    await asyncio.sleep(0.01)
+    slots.release()
+    for _ in range(turns_before_cancel):
+        await asyncio.sleep(0)
+    if waiter.cancel():     # still running: the cancellation must win and the slot be given back
+        with pytest.raises(asyncio.CancelledError):
+            await waiter
+        assert not slots.locked(), "the cancelled waiter kept the slot"
+    else:                   # it had already taken the slot and returned: nothing left to cancel
+        assert waiter.result() is None and slots.locked()
+
+
+async def test_a_wait_for_a_slot_times_out_or_takes_a_free_one_at_once():
+    slots = asyncio.Semaphore(1)
+    await acquire_within(slots, 0)
+    with pytest.raises(TimeoutError):
+        await acquire_within(slots, 0)
+    with pytest.raises(TimeoutError):
+        await acquire_within(slots, 0.05)
+    slots.release()
+    await acquire_within(slots, 0.05)
+    assert slots.locked()

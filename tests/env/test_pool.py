@@ -139,6 +139,29 @@ async def test_create_close_cycles_leak_nothing(small_stack):
     assert len(chromium_all_pids()) <= baseline + 1  # renderers are gone with their contexts
 
 
+async def test_a_create_cancelled_just_as_a_slot_frees_leaves_no_session(small_stack):
+    """A client whose deadline expires while it waits for a full pool: the cancellation reaches the
+    server's create just as a slot frees. With asyncio.wait_for (Python 3.11) it was swallowed for
+    some interleavings, and a session nobody would receive held the slot until the idle TTL."""
+    manager = small_stack.env_manager
+    for turns_before_cancel in range(4):
+        for _ in range(manager.settings.pool_size):     # the pool is full
+            await manager._slots.acquire()
+        create = asyncio.create_task(manager.create("playground-signup"))
+        await asyncio.sleep(0.05)                       # waiting for a slot (acquire timeout 0.3 s)
+        manager._slots.release()
+        for _ in range(turns_before_cancel):
+            await asyncio.sleep(0)
+        create.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            session, _ = await create
+            await manager.close_session(session.id)     # the leak: keep the pool usable for the next turn
+        assert manager.active == 0, f"turn {turns_before_cancel}: the cancelled create registered a session"
+        for _ in range(manager.settings.pool_size - 1):
+            manager._slots.release()
+        assert manager._slots._value == manager.settings.pool_size, "a slot was lost"
+
+
 async def test_graceful_shutdown_drains_in_flight_steps_and_closes_browsers():
     before = chromium_browser_pids()
     stack = await LocalStack(env_overrides={"pool_size": 2}).__aenter__()

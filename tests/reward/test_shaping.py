@@ -77,6 +77,16 @@ def test_points_on_no_page_are_scored_as_the_rejected_actions_they_were(bad: flo
     assert names(d.step(click, home(), ok=False)) == ["invalid_action", "loop"]
 
 
+def test_a_url_no_browser_could_show_is_a_page_like_any_other():
+    """urlsplit raises on an unclosed IPv6 bracket; a client's PageState may carry such a URL
+    (a refused goto echoes it) and must be scored, not an UNKNOWN error."""
+    d = EpisodeDriver("playground-signup", home())
+    bad = page("http://[::1", line(1, "text", "nothing here"))
+    first = d.step(A.Goto("http://[::1"), bad)
+    assert "novelty" in names(first)
+    assert "novelty" not in names(d.step(A.Goto("http://[::1"), bad))   # the same page seen again
+
+
 def test_returning_to_the_start_page_earns_no_novelty():
     d = EpisodeDriver("playground-signup", home())
     assert "novelty" in names(d.step(A.ClickElement("9"), page2()))

@@ -9,7 +9,7 @@ from halo.env.config import EnvSettings
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
 from halo.env.tasks import TaskRegistry, TaskSpec, default_registry
-from halo.runtime.errors import InvalidArgument, translate_errors
+from halo.runtime.errors import DeadlineExceeded, InvalidArgument, translate_errors
 from halo.runtime.server import ServiceSpec
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import env_pb2 as pb
@@ -102,6 +102,12 @@ class EnvServicer(rpc.EnvServiceServicer):
             request.task_id, seed=request.seed, source=_source(request.source), max_steps=request.max_steps,
             run_id=request.run_id, labels=dict(request.labels), options=observe_options(request.observation),
         )
+        remaining = context.time_remaining()
+        if remaining is not None and remaining <= 0:
+            # The deadline passed just as the setup finished (too late for a cancellation): the reply
+            # would be dropped and the id never reach the client, so free the slot now, not at the idle TTL.
+            await self.manager.close_session(session.id, reason="abandoned")
+            raise DeadlineExceeded(f"the session for {request.task_id} was ready after the client's deadline")
         return pb.CreateSessionResponse(
             session_id=session.id, task=task_to_proto(session.task), observation=observation_to_proto(obs)
         )

@@ -27,6 +27,7 @@ from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
 from halo.env.tasks import TaskRegistry, TaskSpec
 from halo.env.urlpolicy import UrlPolicy
+from halo.runtime.aio import acquire_within
 from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
 
@@ -187,7 +188,7 @@ class SessionManager:
         task = self.registry.get(task_id)
         source, base_url = self._resolve_source(task, source)
         try:
-            await asyncio.wait_for(self._slots.acquire(), timeout=self.settings.acquire_timeout_s or 1e-9)
+            await acquire_within(self._slots, self.settings.acquire_timeout_s)
         except TimeoutError:
             metrics.POOL_REJECTIONS.inc()
             raise ResourceExhausted(

@@ -21,7 +21,10 @@ class UrlPolicy:
 
     def check(self, url: str) -> str | None:
         """None when `url` may be loaded, else the reason it may not."""
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError as exc:   # e.g. an unclosed IPv6 bracket: "http://[::1"
+            return f"{url!r} is not a valid URL ({exc})"
         if parts.scheme not in ("http", "https"):
             return f"scheme {parts.scheme or '(none)'!r} is not allowed (only http/https on the task's site)"
         if origin_of(url) not in self.allowed_origins:

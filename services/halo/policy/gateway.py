@@ -25,6 +25,7 @@ from halo.policy.backends import build_backend
 from halo.policy.backends.base import Backend, SampleParams
 from halo.policy.config import GatewayConfig, RouteConfig
 from halo.policy.critique import JudgeVerdict, critic_prompt, judge_prompt, parse_critique, parse_judge
+from halo.runtime.aio import acquire_within
 from halo.runtime.errors import FailedPrecondition, HaloError, InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
 
@@ -133,12 +134,7 @@ class Route:
             raise Unavailable(f"route {self.name!r} failed to start: {self.start_error}")
         timeout = self.config.queue_timeout_s
         try:
-            if timeout <= 0:
-                if self._slots.locked():
-                    raise TimeoutError
-                await self._slots.acquire()
-            else:
-                await asyncio.wait_for(self._slots.acquire(), timeout)
+            await acquire_within(self._slots, timeout)
         except TimeoutError:
             metrics.REJECTIONS.labels(self.name).inc()
             raise ResourceExhausted(

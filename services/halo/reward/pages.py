@@ -82,13 +82,19 @@ def parse_axtree(text: str) -> list[PageElement]:
 
 def canonical_url(url: str) -> str:
     """Scheme/host lower-cased, query parameters sorted (their order is not a different page)."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:      # not a URL a browser could have shown (e.g. "http://[::1"): compare it as text
+        return url.strip()
     query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", query, parts.fragment))
 
 
 def _without_query(url: str) -> str:
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment))
 
 

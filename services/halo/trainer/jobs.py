@@ -8,6 +8,7 @@ INTERRUPTED on the next start and — by default — resumed from its last check
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 import time
@@ -245,10 +246,10 @@ class JobManager:
                     return
                 continue
             async with run.changed:
-                try:
-                    await asyncio.wait_for(run.changed.wait(), timeout=5.0)
-                except TimeoutError:
-                    pass
+                # asyncio.timeout, not wait_for: a cancelled watch must not be swallowed (see halo.runtime.aio)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(5.0):
+                        await run.changed.wait()
 
     def checkpoints(self, run_id: str):
         self.get(run_id)
