@@ -16,6 +16,7 @@ from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from halo.agent import actions as A
+from halo.env.navigation import settle, watcher_for
 from halo.env.observe import BID_ATTRIBUTE
 from halo.env.urlpolicy import UrlPolicy
 
@@ -52,40 +53,6 @@ async def _element(page: Page, bid: str):
     return locator.first
 
 
-class _NavigationWatcher:
-    """Tracks main-frame navigations a page has started but not yet committed.
-
-    A click on a submit button (by bid or by coordinates) starts a navigation that Playwright's
-    mouse API does not wait for; observing right away would show the old page. The watcher sees
-    the navigation request (events arrive in order with call results) and lets `_settle` wait.
-    """
-
-    def __init__(self, page: Page) -> None:
-        self.page = page
-        self.pending = False
-        self.committed = asyncio.Event()
-        page.on("request", self._on_request)
-        page.on("framenavigated", self._on_navigated)
-
-    def _on_request(self, request) -> None:
-        if request.is_navigation_request() and request.frame == self.page.main_frame:
-            self.pending = True
-            self.committed.clear()
-
-    def _on_navigated(self, frame) -> None:
-        if frame == self.page.main_frame:
-            self.pending = False
-            self.committed.set()
-
-
-def watcher_for(page: Page) -> _NavigationWatcher:
-    watcher = getattr(page, "_halo_navigation", None)
-    if watcher is None:
-        watcher = _NavigationWatcher(page)
-        setattr(page, "_halo_navigation", watcher)
-    return watcher
-
-
 _OPENS_TAB = "el => { const a = el.closest('a[href]'); return !!a && a.target === '_blank'; }"
 _OPENS_TAB_AT = (
     "([x, y]) => { const el = document.elementFromPoint(x, y); const a = el && el.closest('a[href]');"
@@ -108,25 +75,8 @@ async def _maybe_new_tab(page: Page, expected: bool, limits: ExecLimits):
         pass
 
 
-async def _settle(page: Page, limits: ExecLimits) -> None:
-    """Let a navigation the action started commit and reach 'load' (no-op when none did)."""
-    watcher = watcher_for(page)
-    try:
-        # One macrotask later in the page: input events are handled and a form submission
-        # (which Chromium schedules as a task) has issued its navigation request.
-        await page.evaluate("() => new Promise(r => setTimeout(r, 0))")
-    except PlaywrightError:
-        pass  # the document went away under us: a navigation is under way
-    try:
-        if watcher.pending:
-            await asyncio.wait_for(watcher.committed.wait(), limits.navigation_timeout_ms / 1000)
-        await page.wait_for_load_state("load", timeout=limits.navigation_timeout_ms)
-    except (PlaywrightTimeout, TimeoutError):
-        pass
-
-
 async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
-    watcher_for(page)
+    ended_before = watcher_for(page).ended
     try:
         await _execute(page, action, policy, limits)
     except PlaywrightTimeout as exc:
@@ -135,7 +85,7 @@ async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecL
         if "Target page, context or browser has been closed" in str(exc) or "Target closed" in str(exc):
             raise  # the browser is gone: not the agent's fault, handled by the session as env failure
         raise ActionFailed(f"{A.kind_of(action)} failed: {str(exc).splitlines()[0]}") from exc
-    await _settle(page, limits)
+    await settle(page, ended_before, limits.navigation_timeout_ms)
 
 
 def _clicks(count: int) -> int:
@@ -157,7 +107,7 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             opens_tab = await el.evaluate(_OPENS_TAB)
             async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
                 # no_wait_after: the click is done once dispatched; a navigation it starts is
-                # `_settle`'s to wait for, under the navigation timeout. Left to Playwright, that
+                # `settle`'s to wait for, under the navigation timeout. Left to Playwright, that
                 # wait counts against the action timeout, and a click that happened is reported
                 # as timed out whenever the page loads slowly.
                 await el.click(button=_BUTTONS[button], click_count=clicks, timeout=t, no_wait_after=True)

@@ -20,7 +20,7 @@ from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
 from halo.agent import actions as A
-from halo.env import metrics
+from halo.env import metrics, navigation
 from halo.env.browsers import BrowserPool, BrowserSlot
 from halo.env.config import EnvSettings
 from halo.env.execute import ActionFailed, ExecLimits, execute
@@ -201,6 +201,7 @@ class SessionManager:
             policy = UrlPolicy.for_urls(base_url)
             if self.settings.block_other_hosts:
                 await context.route(lambda url: not policy.allows(url), _abort_route)
+            await context.add_init_script(navigation.TRACKER_JS)   # lets actions wait for the navigations they start
             page = await context.new_page()
             session = Session(
                 id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=slot, context=context,

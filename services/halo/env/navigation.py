@@ -1,0 +1,131 @@
+"""Waiting for the navigation an action started, so the next observation shows the page it led to.
+
+A click on a link or a submit button, or Enter in a search box, starts a navigation that the
+action itself does not wait for (clicks use `no_wait_after`: a slow page load must not turn a
+click that happened into a timed-out one). Playwright's `request` event for that navigation is
+sent by Chromium's browser process and can arrive well after a round trip to the page: on a
+loaded 2-core machine it came up to 0.86 s after the page had answered, the old page was
+observed, and the agent's next step aimed at elements of a page that was already going away.
+
+The page itself knows at once: the Navigation API's `navigate` event fires in the document when
+a navigation starts, and a form's `submit` event fires before the submission's navigation task
+runs. `TRACKER_JS` (an init script in every context of the pool) records both; `settle` asks the
+page after the action, waits in the page for a submission still to turn into a navigation, and
+then waits for Chromium to commit the new document and load it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+TRACKER_JS = """
+(() => {
+  if (window.__haloNavigation) return;
+  const tracker = window.__haloNavigation = { started: [], submits: [] };
+  if (window.navigation) window.navigation.addEventListener("navigate", (e) => tracker.started.push(e));
+  window.addEventListener("submit", (e) => tracker.submits.push(e));
+})();
+"""
+
+# Resolves to true when the action started a navigation of this document (cross-document, not
+# cancelled, not a download), after giving a form submission the page has not yet turned into a
+# navigation up to `wait_ms` to do so. Clears what it has seen, so each action is judged alone.
+_LEAVING_JS = """
+async (waitMs) => {
+  const tracker = window.__haloNavigation;
+  const turn = () => new Promise((r) => setTimeout(r, 0));
+  await turn();   // input events handled, tasks they queued have had their turn
+  if (!tracker) return false;
+  const navigates = (form, submitter) => {
+    const method = ((submitter && submitter.getAttribute("formmethod")) || form.method || "get").toLowerCase();
+    const target = (submitter && submitter.getAttribute("formtarget")) || form.target || "_self";
+    return method !== "dialog" && ["", "_self"].includes(target);
+  };
+  const submitting = () => tracker.submits.some((e) => !e.defaultPrevented && navigates(e.target, e.submitter));
+  const started = () => tracker.started.some((e) => !e.defaultPrevented && e.downloadRequest === null && !e.destination.sameDocument);
+  const deadline = performance.now() + waitMs;
+  while (submitting() && !started() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  const leaving = started();
+  tracker.started.length = 0;
+  tracker.submits.length = 0;
+  return leaving;
+}
+"""
+
+SUBMIT_GRACE_MS = 1000    # a submission's navigation task runs within a few ms; this bounds a page that cancels it late
+
+
+class NavigationWatcher:
+    """Counts the main frame's navigations that ended: committed (`framenavigated`), failed, or
+    answered without a new document (HTTP 204/205); notes navigation requests Playwright saw."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.requested = False       # a navigation request reached Playwright and has not ended yet
+        self.ended = 0
+        self._changed = asyncio.Event()
+        page.on("request", self._on_request)
+        page.on("framenavigated", self._on_navigated)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("response", self._on_response)
+
+    def _is_main_navigation(self, request) -> bool:
+        return request.is_navigation_request() and request.frame == self.page.main_frame
+
+    def _on_request(self, request) -> None:
+        if self._is_main_navigation(request):
+            self.requested = True
+
+    def _on_navigated(self, frame) -> None:
+        if frame == self.page.main_frame:
+            self._end()
+
+    def _on_request_failed(self, request) -> None:   # aborted, blocked, or turned into a download
+        if self._is_main_navigation(request):
+            self._end()
+
+    def _on_response(self, response) -> None:
+        if response.status in (204, 205) and self._is_main_navigation(response.request):
+            self._end()   # no new document will come
+
+    def _end(self) -> None:
+        self.requested = False
+        self.ended += 1
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def ended_after(self, ended_before: int, timeout_s: float) -> bool:
+        """Wait until a navigation ends after the count `ended_before`; False when none did in time."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout_s):
+                while self.ended <= ended_before:
+                    await self._changed.wait()
+        return self.ended > ended_before
+
+
+def watcher_for(page: Page) -> NavigationWatcher:
+    watcher = getattr(page, "_halo_navigation", None)
+    if watcher is None:
+        watcher = NavigationWatcher(page)
+        setattr(page, "_halo_navigation", watcher)
+    return watcher
+
+
+async def settle(page: Page, ended_before: int, navigation_timeout_ms: float) -> None:
+    """Let a navigation the action started commit and reach 'load' (no-op when none did)."""
+    watcher = watcher_for(page)
+    try:
+        leaving = await page.evaluate(_LEAVING_JS, SUBMIT_GRACE_MS)
+    except PlaywrightError:
+        if page.is_closed():
+            return
+        leaving = True    # the document went away under us: a navigation is under way
+    if leaving or watcher.requested:
+        await watcher.ended_after(ended_before, navigation_timeout_ms / 1000)
+    with contextlib.suppress(PlaywrightTimeout, PlaywrightError):
+        await page.wait_for_load_state("load", timeout=navigation_timeout_ms)
