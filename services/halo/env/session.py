@@ -28,7 +28,7 @@ from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
 from halo.env.tasks import TaskRegistry, TaskSpec
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
-from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted, Unavailable
+from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
 
 log = get_logger("halo.env.session")

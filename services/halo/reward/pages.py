@@ -80,22 +80,15 @@ def parse_axtree(text: str) -> list[PageElement]:
     return out
 
 
-def canonical_url(url: str) -> str:
-    """Scheme/host lower-cased, query parameters sorted (their order is not a different page)."""
+def canonical_url(url: str, keep_query: bool = True) -> str:
+    """Scheme/host lower-cased, query parameters sorted (their order is not a different page);
+    without the query string at all when `keep_query` is false."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:      # not a URL a browser could have shown (e.g. "http://[::1"): compare it as text
         return url.strip()
-    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True)))
+    query = urlencode(sorted(parse_qsl(parts.query, keep_blank_values=True))) if keep_query else ""
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path or "/", query, parts.fragment))
-
-
-def _without_query(url: str) -> str:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", parts.fragment))
 
 
 def _digest(lines: list[str]) -> str:
@@ -120,8 +113,7 @@ class PageSnapshot:
     def state_key(self) -> str:
         # With the page's content at hand the query string only matters through that content:
         # `?x=1`, `?x=2`... on an unchanged page are not new places (and cannot be farmed).
-        url = canonical_url(self.url)
-        lines = [_without_query(url) if self.elements else url]
+        lines = [canonical_url(self.url, keep_query=not self.elements)]
         if self.elements:
             for el in self.elements:
                 value = el.value if el.role in DISCRETE_VALUE_ROLES else ""
