@@ -1,4 +1,4 @@
-"""`halo tasks verify`: a table per replica task — oracle, no-op and wrong attempt, scored by agisdk."""
+"""`halo tasks verify`: a table per replica task — oracle, no-op and wrong attempts, scored by agisdk."""
 
 from __future__ import annotations
 
@@ -9,10 +9,19 @@ from rich.table import Table
 console = Console()
 
 
+def _passed(attempt) -> bool:
+    return attempt.score == (1.0 if attempt.kind == "oracle" else 0.0)
+
+
 def _cell(attempt) -> str:
     if attempt is None:
         return "-"
-    return f"[green]{attempt.score:.0f}[/green]" if attempt.kind == "oracle" and attempt.score == 1 or attempt.kind != "oracle" and attempt.score == 0 else f"[red]{attempt.score:.0f}[/red]"
+    return f"[green]{attempt.score:.0f}[/green]" if _passed(attempt) else f"[red]{attempt.score:.0f}[/red]"
+
+
+def _wrong_cell(wrong: dict) -> str:
+    """'0 0 0' (one score per wrong attempt), red where one scored."""
+    return " ".join(_cell(attempt) for attempt in wrong.values()) or "-"
 
 
 async def run_verify(site: str = "") -> int:
@@ -29,14 +38,15 @@ async def run_verify(site: str = "") -> int:
         async with EnvClient(stack.env_target) as env:
             with Progress(console=console, transient=True) as progress:
                 bar = progress.add_task("verifying", total=len(tasks))
-                rows = await verify_site_tasks(env, tasks, on_row=lambda _row: progress.advance(bar))
-    table = Table(title="replica tasks: oracle must score 1, no-op and wrong attempt 0 (agisdk's evaluator)")
+                rows = await verify_site_tasks(env, tasks, on_row=lambda _row: progress.advance(bar), sessions=4)
+    table = Table(title="replica tasks: oracle must score 1, no-op and every wrong attempt 0 (agisdk's evaluator)")
     table.add_column("task", no_wrap=True)
     for col in ("site", "replica", "oracle", "no-op", "wrong", "ok", "notes"):
         table.add_column(col)
     for row in rows:
-        notes = "; ".join(row.oracle.errors[:2]) if row.oracle and row.oracle.errors else row.task.notes
-        table.add_row(row.task.id, row.task.site, "yes", _cell(row.oracle), _cell(row.noop), _cell(row.wrong),
+        failed = [f"wrong '{label}' scored 1" for label, attempt in row.wrong.items() if not _passed(attempt)]
+        notes = "; ".join(row.oracle.errors[:2]) if row.oracle and row.oracle.errors else "; ".join(failed) or row.task.notes
+        table.add_row(row.task.id, row.task.site, "yes", _cell(row.oracle), _cell(row.noop), _wrong_cell(row.wrong),
                       "[green]yes[/green]" if row.ok else "[red]NO[/red]", notes)
     console.print(table)
     passed = sum(r.ok for r in rows)

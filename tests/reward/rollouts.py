@@ -42,19 +42,13 @@ class Rollout:
 
 
 def oracle_policy(steps: Sequence[OracleStep]) -> list[Policy]:
-    """One policy call per env action of an oracle (a FillIn with enter is two actions)."""
-    queue: list[A.Action] = []
+    """One policy call per oracle step, each resolved on the page it is taken on."""
     remaining = list(steps)
 
     def pick(obs: cpb.Observation) -> A.Action | None:
-        if not queue:
-            queue.extend(resolve(remaining.pop(0), obs.elements))
-        return queue.pop(0)
+        return resolve(remaining.pop(0), obs.elements)
 
-    count = 0
-    for step in steps:
-        count += 2 if getattr(step, "enter", False) else 1
-    return [pick] * count
+    return [pick] * len(steps)
 
 
 async def run_rollout(env: EnvClient, reward: RewardClient, task_id: str, policies: Sequence[Policy],

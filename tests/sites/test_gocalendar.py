@@ -24,7 +24,7 @@ from halo.sites.app import create_app
 from halo.sites.gocalendar import GoCalendar, events, recurrence, views
 from halo.sites.gocalendar.clock import parse_clock, time_range
 from halo.sites.gocalendar.events import CalendarError, EventForm
-from halo.sites.oracle import Choose, Click, FillIn, Target, resolve
+from halo.sites.oracle import Target, resolve
 from halo.sites.verify import VerifyRow, verify_task
 
 TEXT_ONLY = observation_options(screenshot=False)
@@ -67,8 +67,10 @@ async def test_task_verifies_with_agisdk_scripts(verified, task_id):
     assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
     assert row.oracle.score == 1.0, row.oracle.evaluation
     assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong is not None and row.wrong.errors == [], row.wrong.errors   # wrong on purpose, not by accident
-    assert row.wrong.score == 0.0, row.wrong.evaluation
+    assert row.wrong, "every task has a wrong attempt"
+    for label, wrong in row.wrong.items():
+        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
+        assert wrong.score == 0.0, (label, wrong.evaluation)
     assert row.ok
 
 
@@ -82,12 +84,13 @@ async def test_gocalendar_11_is_solved_but_cannot_be_scored(verified):
     evaluation = row.oracle.evaluation
     assert evaluation is not None and evaluation.scorable is False and evaluation.score == 0.0
     assert [d.output for d in evaluation.details] == [""] and not any(d.passed for d in evaluation.details)
-    assert row.noop.score == 0.0 and row.wrong.score == 0.0 and not row.ok
+    assert row.noop.score == 0.0 and all(w.score == 0.0 for w in row.wrong.values()) and not row.ok
 
 
 def test_oracles_use_only_agent_actions():
-    for steps in [*GoCalendar.oracles.values(), *GoCalendar.wrong_attempts.values()]:
-        assert steps and all(isinstance(s, (Click, FillIn, Choose)) for s in steps)
+    wrong = [steps for attempts in GoCalendar.wrong_attempts.values() for steps in attempts.values()]
+    for steps in [*GoCalendar.oracles.values(), *wrong]:
+        assert steps and all(isinstance(s, (A.ClickElement, A.Fill, A.SelectOption, A.KeyPress)) for s in steps)
 
 
 # --- the data the eval scripts look for -----------------------------------------------------
@@ -322,10 +325,9 @@ async def test_views_navigate_and_search_finds_both_project_syncs(http):
 
 async def _do(env, session_id: str, obs, *steps):
     for step in steps:
-        for action in resolve(step, obs.elements):
-            result = await env.step(session_id, action, observation=TEXT_ONLY)
-            assert result.action_ok, result.action_error
-            obs = result.observation
+        result = await env.step(session_id, resolve(step, obs.elements), observation=TEXT_ONLY)
+        assert result.action_ok, result.action_error
+        obs = result.observation
     return obs
 
 
@@ -338,27 +340,27 @@ async def test_editor_moves_the_end_with_the_start_and_pages_fit_the_element_bud
     sid, obs = created.session_id, created.observation
     try:
         assert len(obs.elements) < 300 and "Project Sync, 10 – 10:30am, Wednesday, July 17" in obs.axtree
-        obs = await _do(env, sid, obs, Click(Target("button", "Create")), Click(Target("menuitem", "Event")))
+        obs = await _do(env, sid, obs, A.ClickElement(Target("button", "Create")), A.ClickElement(Target("menuitem", "Event")))
         assert '] textbox "Add title"' in obs.axtree and len(obs.elements) < 100     # the time list stays out of the tree
         assert (_value(obs, "textbox", "Start time"), _value(obs, "textbox", "End time")) == ("10:30am", "11:30am")
         # switching to Task and back keeps the title
-        obs = await _do(env, sid, obs, FillIn(Target("textbox", "Add title"), "Pick up sister"), Click(Target("tab", "Task")))
+        obs = await _do(env, sid, obs, A.Fill(Target("textbox", "Add title"), "Pick up sister"), A.ClickElement(Target("tab", "Task")))
         assert _value(obs, "textbox", "Add title") == "Pick up sister" and _value(obs, "textbox", "Time") == "10:30am"
-        obs = await _do(env, sid, obs, Click(Target("tab", "Event")))
+        obs = await _do(env, sid, obs, A.ClickElement(Target("tab", "Event")))
         assert _value(obs, "textbox", "Add title") == "Pick up sister"
         # typing into a time box replaces it, and the end keeps the hour's length
         result = await env.step(sid, A.ClickElement(Target("textbox", "Start time").find(obs.elements).bid), observation=TEXT_ONLY)
         result = await env.step(sid, A.TypeText("11am"), observation=TEXT_ONLY)
         obs = result.observation
         assert (_value(obs, "textbox", "Start time"), _value(obs, "textbox", "End time")) == ("11am", "12:00pm")
-        obs = await _do(env, sid, obs, FillIn(Target("textbox", "Start date"), "2024-09-20"),
-                        FillIn(Target("textbox", "Start time"), "11:00pm"), Click(Target("textbox", "Add location")))
+        obs = await _do(env, sid, obs, A.Fill(Target("textbox", "Start date"), "2024-09-20"),
+                        A.Fill(Target("textbox", "Start time"), "11:00pm"), A.ClickElement(Target("textbox", "Add location")))
         assert (_value(obs, "textbox", "End date"), _value(obs, "textbox", "End time")) == ("2024-09-21", "12:00am")
         assert 'option "Weekly on Friday"' in obs.axtree and 'option "Annually on September 20"' in obs.axtree
-        obs = await _do(env, sid, obs, Click(Target("checkbox", "All day")))
+        obs = await _do(env, sid, obs, A.ClickElement(Target("checkbox", "All day")))
         assert not any(e.name == "Start time" for e in obs.elements)                  # All day hides the times
-        month = await _do(env, sid, obs, Click(Target("link", "Close")), Click(Target("button", contains="Switch view")),
-                          Click(Target("menuitem", contains="Month")))
+        month = await _do(env, sid, obs, A.ClickElement(Target("link", "Close")), A.ClickElement(Target("button", contains="Switch view")),
+                          A.ClickElement(Target("menuitem", contains="Month")))
         assert month.title == "July 2024 - GoCalendar" and len(month.elements) < 400
     finally:
         await env.close_session(sid)

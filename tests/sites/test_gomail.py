@@ -52,8 +52,10 @@ async def test_task_verifies_with_agisdk_scripts(verified, task_id):
     assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
     assert row.oracle.score == 1.0, row.oracle.evaluation
     assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong is not None and row.wrong.errors == [], row.wrong.errors   # wrong on purpose, not by accident
-    assert row.wrong.score == 0.0, row.wrong.evaluation
+    assert row.wrong, "every task has a wrong attempt"
+    for label, wrong in row.wrong.items():
+        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
+        assert wrong.score == 0.0, (label, wrong.evaluation)
 
 
 # --- the data the eval scripts hard-code -----------------------------------------------------

@@ -44,12 +44,13 @@ async def test_task_oracle_scores_1_noop_and_wrong_attempt_score_0(env, task_id)
     finally:
         if decoy is not None:
             decoy.unlink()
-    assert row.oracle is not None and row.noop is not None and row.wrong is not None
+    assert row.oracle is not None and row.noop is not None and row.wrong
     assert not row.oracle.errors, row.oracle.errors
     assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
     assert row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong.score == 0.0, (row.wrong.evaluation, row.wrong.state)
-    assert not row.wrong.errors, row.wrong.errors
+    for label, wrong in row.wrong.items():
+        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+        assert not wrong.errors, (label, wrong.errors)
 
 
 # --- the shop over HTTP (no browser) ------------------------------------------------------------

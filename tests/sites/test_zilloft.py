@@ -51,8 +51,10 @@ async def test_task_verifies_with_agisdk_scripts(verified, task_id):
     assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
     assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
     assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong is not None and row.wrong.errors == [], row.wrong.errors   # wrong on purpose, not by accident
-    assert row.wrong.score == 0.0, (row.wrong.evaluation, row.wrong.state)
+    assert row.wrong, "every task has a wrong attempt"
+    for label, wrong in row.wrong.items():
+        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
+        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
 
 
 async def test_oracle_states_carry_what_the_goals_ask(verified):

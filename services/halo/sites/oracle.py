@@ -1,19 +1,22 @@
-"""Oracles: scripted solutions of replica tasks, made only of what an agent could do.
+"""Oracles: scripted solutions of replica tasks, written in the agent's own action vocabulary.
 
-An oracle is a list of steps that name page elements the way an agent sees them (ARIA role and
-accessible name from the observation's element list), resolved to bids on the live observation
-at each step, and executed through the env service like any agent action. No hidden endpoints,
-no goto to state-changing URLs.
+An oracle step is a `halo.agent.actions` action — the same types the env service executes and a
+policy emits — in which page elements are named the way an agent sees them: a `Target` (ARIA
+role and accessible name from the observation's element list) stands where the action takes a
+bid, or a point (a Drag's ends). `resolve` swaps each Target for the live page's bid or element
+centre at each step, and the action runs through the env service like any agent action. No
+hidden endpoints, no goto to state-changing URLs.
 
-    ORACLES = {"omnizon-3": [FillIn(Target("searchbox", "Search"), "headphones", enter=True),
-                             Click(Target("link", contains="Headphones")), ...]}
+    ORACLES = {"omnizon-3": [A.Fill(Target("searchbox", "Search"), "headphones"), A.KeyPress("Enter"),
+                             A.ClickElement(Target("link", contains="Headphones")), ...]}
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
 from halo.agent import actions as A
 
@@ -52,50 +55,11 @@ class Target:
         return found[self.nth]
 
 
-@dataclass(frozen=True)
-class Click:
-    target: Target
+#: An agent action whose element fields (a bid, or a Drag's points) may hold a `Target`.
+OracleStep = A.Action
 
-
-@dataclass(frozen=True)
-class FillIn:
-    target: Target
-    text: str
-    enter: bool = False   # press Enter afterwards (submits search boxes)
-
-
-@dataclass(frozen=True)
-class Choose:
-    target: Target
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Press:
-    keys: str
-
-
-@dataclass(frozen=True)
-class ScrollBy:
-    delta_y: float
-
-
-@dataclass(frozen=True)
-class DragTo:
-    """Drag one element onto another (mouse down at its centre, move, release at the target's centre)."""
-
-    source: Target
-    target: Target
-
-
-@dataclass(frozen=True)
-class Say:
-    """Send the final message to the user (ends the episode)."""
-
-    text: str
-
-
-OracleStep = Union[Click, FillIn, Choose, Press, ScrollBy, DragTo, Say]
+#: Named wrong attempts of one task: label ("wrong date") -> steps that must score 0.
+WrongAttempts = dict[str, list[OracleStep]]
 
 
 def _centre(el: ElementLike) -> A.Point:
@@ -103,22 +67,15 @@ def _centre(el: ElementLike) -> A.Point:
     return A.Point(box.x + box.width / 2, box.y + box.height / 2)
 
 
-def resolve(step: OracleStep, elements: Sequence[ElementLike]) -> list[A.Action]:
-    """The env actions for one oracle step on the current page."""
-    match step:
-        case Click(target=t):
-            return [A.ClickElement(t.find(elements).bid)]
-        case FillIn(target=t, text=text, enter=enter):
-            bid = t.find(elements).bid
-            return [A.Fill(bid, text), A.KeyPress("Enter")] if enter else [A.Fill(bid, text)]
-        case Choose(target=t, values=values):
-            return [A.SelectOption(t.find(elements).bid, values)]
-        case Press(keys=keys):
-            return [A.KeyPress(keys)]
-        case ScrollBy(delta_y=dy):
-            return [A.Scroll(0, dy)]
-        case DragTo(source=source, target=target):
-            return [A.Drag(_centre(source.find(elements)), _centre(target.find(elements)))]
-        case Say(text=text):
-            return [A.SendMessage(text)]
-    raise TypeError(f"not an oracle step: {step!r}")
+def resolve(step: OracleStep, elements: Sequence[ElementLike]) -> A.Action:
+    """The env action for one oracle step on the current page: every Target replaced by the
+    matching element's bid (for bid fields) or centre point (for point fields)."""
+    if not dataclasses.is_dataclass(step) or type(step) not in A.ACTION_KIND:
+        raise TypeError(f"not an oracle step: {step!r}")
+    changes: dict[str, Any] = {}
+    for field in dataclasses.fields(step):
+        value = getattr(step, field.name)
+        if isinstance(value, Target):
+            element = value.find(elements)
+            changes[field.name] = element.bid if field.name == "bid" else _centre(element)
+    return dataclasses.replace(step, **changes) if changes else step

@@ -5,7 +5,7 @@ from __future__ import annotations
 from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
 from halo.sites.omnizon import Omnizon
-from halo.sites.oracle import OracleStep
+from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.zilloft import Zilloft
@@ -18,9 +18,9 @@ def replica_task_ids() -> dict[str, frozenset[str]]:
     return {cls.site_id: cls.task_ids for cls in REPLICA_TYPES}
 
 
-def attempts_for(site: str, task_id: str) -> tuple[list[OracleStep] | None, list[OracleStep] | None]:
-    """(oracle, plausible-wrong attempt) of a replica task; None where the replica has none."""
+def attempts_for(site: str, task_id: str) -> tuple[list[OracleStep] | None, WrongAttempts]:
+    """(oracle, plausible wrong attempts by label) of a replica task; None / {} where the replica has none."""
     for cls in REPLICA_TYPES:
         if cls.site_id == site:
-            return cls.oracles.get(task_id), cls.wrong_attempts.get(task_id)
-    return None, None
+            return cls.oracles.get(task_id), cls.wrong_attempts.get(task_id, {})
+    return None, {}

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.routing import BaseRoute
 from starlette.templating import Jinja2Templates
 
-from halo.sites.oracle import OracleStep
+from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.store import SESSION_COOKIE, SessionStore, SiteSession
 
 SHARED_TEMPLATES = Path(__file__).parent / "templates"
@@ -31,8 +31,8 @@ class Replica(abc.ABC):
     task_ids: frozenset[str] = frozenset()
     #: task id -> oracle steps that solve it (only UI actions an agent could take)
     oracles: dict[str, list[OracleStep]] = {}
-    #: task id -> a plausible but wrong attempt (wrong product, wrong recipient) that must score 0
-    wrong_attempts: dict[str, list[OracleStep]] = {}
+    #: task id -> plausible but wrong attempts by label ("wrong product", "wrong recipient"), each must score 0
+    wrong_attempts: dict[str, WrongAttempts] = {}
     #: (name, path) of the main pages, rendered by `halo sites shots`
     showcase_pages: list[tuple[str, str]] = [("home", "/")]
 

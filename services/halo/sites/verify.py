@@ -6,6 +6,7 @@ oracle and 0 with a no-op or a plausible wrong attempt.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,17 +42,16 @@ async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep
     try:
         for step in steps:
             try:
-                actions = resolve(step, obs.elements)
+                action = resolve(step, obs.elements)
             except LookupError as exc:   # the page is not what the oracle expects: the attempt stops, scored as is
                 errors.append(str(exc))
                 break
-            for action in actions:
-                result = await env.step(session_id, action, observation=_TEXT_ONLY)
-                if result.env_failure:
-                    raise RuntimeError(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")
-                if not result.action_ok:
-                    errors.append(f"{A.describe(action)}: {result.action_error}")
-                obs = result.observation
+            result = await env.step(session_id, action, observation=_TEXT_ONLY)
+            if result.env_failure:
+                raise RuntimeError(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")
+            if not result.action_ok:
+                errors.append(f"{A.describe(action)}: {result.action_error}")
+            obs = result.observation
         state = await env.get_state(session_id)
     finally:
         await env.close_session(session_id)
@@ -65,33 +65,44 @@ class VerifyRow:
     task: TaskSpec
     oracle: Attempt | None
     noop: Attempt | None
-    wrong: Attempt | None
+    wrong: dict[str, Attempt] = field(default_factory=dict)   # label -> attempt
 
     @property
     def ok(self) -> bool:
         return (
             self.oracle is not None and self.oracle.score == 1.0
             and self.noop is not None and self.noop.score == 0.0
-            and (self.wrong is None or self.wrong.score == 0.0)
+            and all(attempt.score == 0.0 for attempt in self.wrong.values())
         )
 
 
-async def verify_task(env: EnvClient, task: TaskSpec) -> VerifyRow:
+async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore | None = None) -> VerifyRow:
+    """Oracle, no-op and every wrong attempt of one task, concurrently: one env session each, at
+    most as many at once as `sessions` allows (the env pool refuses more than its size)."""
     oracle, wrong = attempts_for(task.site, task.id)
-    return VerifyRow(
-        task,
-        oracle=await run_attempt(env, task, oracle, "oracle") if oracle is not None else None,
-        noop=await run_attempt(env, task, [], "noop"),
-        wrong=await run_attempt(env, task, wrong, "wrong") if wrong is not None else None,
-    )
+    sessions = sessions or asyncio.Semaphore(8)
+
+    async def attempt(steps: Sequence[OracleStep] | None, kind: str) -> Attempt | None:
+        if steps is None:
+            return None
+        async with sessions:
+            return await run_attempt(env, task, steps, kind)
+
+    labels = list(wrong)
+    attempts = await asyncio.gather(attempt(oracle, "oracle"), attempt([], "noop"),
+                                    *(attempt(wrong[label], "wrong") for label in labels))
+    return VerifyRow(task, oracle=attempts[0], noop=attempts[1], wrong=dict(zip(labels, attempts[2:])))
 
 
-async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=None) -> list[VerifyRow]:
-    """Verify each replica task in turn; `on_row(row)` is called as each one finishes (progress)."""
-    rows = []
-    for task in tasks:
-        row = await verify_task(env, task)
-        rows.append(row)
+async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=None, sessions: int = 4) -> list[VerifyRow]:
+    """Verify replica tasks with at most `sessions` env sessions open at once; `on_row(row)` is
+    called as each task finishes (progress). Rows come back in the order of `tasks`."""
+    limit = asyncio.Semaphore(sessions)
+
+    async def one(task: TaskSpec) -> VerifyRow:
+        row = await verify_task(env, task, limit)
         if on_row is not None:
             on_row(row)
-    return rows
+        return row
+
+    return list(await asyncio.gather(*(one(task) for task in tasks)))

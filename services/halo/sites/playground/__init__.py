@@ -17,7 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from halo.sites.oracle import Choose, Click, DragTo, FillIn, Target
+from halo.agent import actions as A
+from halo.sites.oracle import Target
 from halo.sites.replica import Replica
 
 TASKS_FILE = Path(__file__).parent / "tasks.json"
@@ -36,17 +37,17 @@ class Playground(Replica):
     task_ids = frozenset(t["id"] for t in load_tasks())
     showcase_pages = [("home", "/"), ("page2", "/page2")]
     oracles = {
-        "playground-signup": [Click(Target("button", "Sign up"))],
-        "playground-name": [FillIn(Target("textbox", "Name"), "Ada Lovelace"), Click(Target("button", "Save"))],
-        "playground-plan": [Choose(Target("combobox", "Plan"), ("pro",)), Click(Target("button", "Apply plan"))],
-        "playground-finish": [Click(Target("link", "Go to page 2")), Click(Target("button", "Finish"))],
-        "playground-drag": [DragTo(Target("text", "Card"), Target("text", "Drop here"))],
+        "playground-signup": [A.ClickElement(Target("button", "Sign up"))],
+        "playground-name": [A.Fill(Target("textbox", "Name"), "Ada Lovelace"), A.ClickElement(Target("button", "Save"))],
+        "playground-plan": [A.SelectOption(Target("combobox", "Plan"), ("pro",)), A.ClickElement(Target("button", "Apply plan"))],
+        "playground-finish": [A.ClickElement(Target("link", "Go to page 2")), A.ClickElement(Target("button", "Finish"))],
+        "playground-drag": [A.Drag(Target("text", "Card"), Target("text", "Drop here"))],
     }
     wrong_attempts = {
-        "playground-name": [FillIn(Target("textbox", "Name"), "Ada Byron"), Click(Target("button", "Save"))],
-        "playground-plan": [Choose(Target("combobox", "Plan"), ("plus",)), Click(Target("button", "Apply plan"))],
-        "playground-finish": [Click(Target("link", "Go to page 2"))],
-        "playground-drag": [DragTo(Target("text", "Card"), Target("heading", "Board"))],
+        "playground-name": {"another name": [A.Fill(Target("textbox", "Name"), "Ada Byron"), A.ClickElement(Target("button", "Save"))]},
+        "playground-plan": {"another plan": [A.SelectOption(Target("combobox", "Plan"), ("plus",)), A.ClickElement(Target("button", "Apply plan"))]},
+        "playground-finish": {"stops on page 2": [A.ClickElement(Target("link", "Go to page 2"))]},
+        "playground-drag": {"drops on the board's heading": [A.Drag(Target("text", "Card"), Target("heading", "Board"))]},
     }
 
     def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:
