@@ -79,7 +79,8 @@ def evals_dir(tmp_path_factory) -> Path:
 async def scripted_eval(targets, evals_dir):
     """One scripted episode on the playground's drag task, with screenshots."""
     from halo.evaluation.harness import run_eval
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
 
     store = EvalStore(evals_dir)
     spec = EvalSpec(eval_id="scripted", mode="embedded", route="embedded", tasks=[SCRIPTED_TASK], seeds=[SCRIPTED_SEED],

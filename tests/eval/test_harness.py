@@ -52,7 +52,8 @@ async def test_scripted_episode_is_saved_with_steps_screenshots_and_evaluation(s
 
 async def test_interrupted_eval_resumes_without_rerunning_saved_episodes(targets, evals_dir):
     from halo.evaluation.harness import run_eval
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
 
     store = EvalStore(evals_dir)
     spec = EvalSpec(eval_id="resume", mode="embedded", route="embedded", tasks=["playground-signup", "playground-plan"],
@@ -94,7 +95,8 @@ async def test_embedded_weights_are_pushed_to_the_gateway_and_change_the_policy(
     from halo.client.policy import PolicyClient
     from halo.evaluation.harness import run_eval
     from halo.evaluation.modes import resolve_mode
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
 
     run = tmp_path / "runs" / "r1" / "checkpoints"
     for step, seed in ((2, 11), (10, 12)):   # step-10 is the last one (numeric order, not text order)
@@ -119,7 +121,8 @@ async def test_embedded_weights_are_pushed_to_the_gateway_and_change_the_policy(
 async def test_configuration_errors_stop_the_eval_and_name_the_route(targets, broken_gateway, evals_dir):
     from halo.evaluation.harness import EvalAborted, run_eval
     from halo.evaluation.modes import resolve_mode
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
     from halo.runs.context import ServiceTargets
 
     gateway, vllm_url = broken_gateway

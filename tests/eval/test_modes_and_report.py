@@ -8,8 +8,8 @@ import pytest
 
 from halo.cli.eval import parse_seeds
 from halo.evaluation.modes import MODES, resolve_mode
-from halo.evaluation.report import site_rows, task_rows
-from halo.evaluation.store import action_from_json, action_to_json
+from halo.evaluation.records import action_from_json, action_to_json
+from halo.evaluation.summary import site_rows, task_rows
 
 
 def test_each_mode_maps_to_a_route_of_configs_gateway_yaml_and_its_adapter(tmp_path, monkeypatch):

@@ -50,7 +50,8 @@ async def vlm_gateway(fake_vllm, tmp_path_factory):
 async def test_vlm_modes_sample_their_route_and_adapter(targets, vlm_gateway, fake_vllm, evals_dir, tmp_path):
     from halo.evaluation.harness import run_eval
     from halo.evaluation.modes import resolve_mode
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
     from halo.runs.context import ServiceTargets
 
     adapter = tmp_path / "checkpoints" / "qwen3vl_grpo_lora"

@@ -17,7 +17,8 @@ from halo.agent import actions as A
 from halo.agent.actions import action_from_proto
 from halo.agent.context import PolicyContext
 from halo.embedded.policy import enumerate_candidates
-from halo.trainers.mcts.search import MCTSConfig, TreeSearch, fingerprint, iter_nodes, search
+from halo.trainers.mcts.search import TreeSearch, search
+from halo.trainers.mcts.tree import MCTSConfig, fingerprint, iter_nodes
 from halo.rollout.episode import Decision, RolloutConfig, run_episode
 
 TASK = "playground-finish"          # goal: go to page 2, press Finish (two actions)
@@ -131,7 +132,7 @@ async def test_restore_keeps_branches_independent_and_replays_browser_only_state
     root = await ts.open("playground-name", 0)
     try:
         bid = {e.name: e.bid for e in root.context.page.elements}
-        from halo.trainers.mcts.search import Edge
+        from halo.trainers.mcts.tree import Edge
 
         typed_edge, signup_edge = Edge(root, A.Fill(bid["Name"], "Ada Lovelace")), Edge(root, A.ClickElement(bid["Sign up"]))
         root.edges, root.expanded = [typed_edge, signup_edge], True

@@ -89,7 +89,8 @@ async def test_seeded_rollouts_sample_the_same_actions_however_they_interleave(s
     from halo.client.policy import PolicyClient
     from halo.client.reward import RewardClient
     from halo.trainers.embedded_learner import EmbeddedLearner
-    from halo.trainers.grpo import GatewayPolicy, rollout_groups
+    from halo.rollout.gateway import GatewayPolicy
+    from halo.trainers.grpo import rollout_groups
     from halo.rollout.episode import RolloutConfig
 
     config = RolloutConfig(max_steps=3, screenshots=False)

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import math
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from rich.console import Console
@@ -24,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from halo.evaluation.modes import MODES
+from halo.runs.context import ServiceTargets
 
 console = Console()
 
@@ -77,18 +80,18 @@ def run_parser() -> argparse.ArgumentParser:
 
 
 def _site_table(rows, title: str) -> Table:
-    from halo.evaluation.report import SITE_HEADER, _site_cells
+    from halo.evaluation.summary import SITE_HEADER, site_cells
 
     table = Table(title=title)
     for col in SITE_HEADER:
         table.add_column(col, justify="left" if col == "site" else "right")
     for r in rows:
-        table.add_row(*[c.replace("**", "") for c in _site_cells(r)], style="bold" if r.name == "all" else None)
+        table.add_row(*[c.replace("**", "") for c in site_cells(r)], style="bold" if r.name == "all" else None)
     return table
 
 
 def _episode_line(e: dict) -> str:
-    from halo.evaluation.report import outcome
+    from halo.evaluation.summary import outcome
 
     mark = {"success": "[green]✓[/green]", "failure": "[red]✗[/red]"}.get(outcome(e), "[yellow]![/yellow]")
     text = f"{mark} {e['task_id']} seed {e['seed']}: {outcome(e)} in {e['length']} steps, return {e['return']:.2f}"
@@ -126,13 +129,24 @@ async def _submit(args: argparse.Namespace) -> int:
     return 0 if final.state == pb.RUN_STATE_SUCCEEDED else 1
 
 
+@contextlib.asynccontextmanager
+async def local_services(route: str, workers: int, gateway_config: str = "") -> AsyncIterator[ServiceTargets]:
+    """Sites + env + reward + gateway (only `route`) started in this process, for an eval without --env."""
+    from halo.cli.stack import LocalStack
+
+    gateway = {"only_routes": [route], **({"config": gateway_config} if gateway_config else {})}
+    async with LocalStack(env_overrides={"pool_size": max(8, workers), "acquire_timeout_s": 120}, with_reward=True,
+                          with_gateway=True, gateway_overrides=gateway) as stack:
+        yield ServiceTargets(stack.env_target, stack.reward_target, stack.gateway_target)
+
+
 async def _run(args: argparse.Namespace) -> int:
     from halo.evaluation.harness import EvalAborted, new_eval_id, run_eval
     from halo.evaluation.modes import ResolvedMode, resolve_mode
-    from halo.evaluation.report import site_rows
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
+    from halo.evaluation.summary import site_rows
     from halo.runtime.logging import configure_logging
-    from halo.runs.context import ServiceTargets
 
     store = EvalStore(args.evals_dir)
     if args.resume:
@@ -189,8 +203,10 @@ async def _run(args: argparse.Namespace) -> int:
                 progress.update(bar, description=payload["message"])
 
         try:
-            outcome = await run_eval(spec, store, targets=targets, resolved=resolved, gateway_config=args.gateway_config,
-                                     on_event=on_event)
+            async with contextlib.AsyncExitStack() as stack:
+                if targets is None:
+                    targets = await stack.enter_async_context(local_services(resolved.route, spec.workers, args.gateway_config))
+                outcome = await run_eval(spec, store, targets=targets, resolved=resolved, on_event=on_event)
         except EvalAborted as exc:
             progress.stop()
             console.print(f"halo eval: {exc}", style="red")
@@ -247,9 +263,9 @@ def _compare(argv: list[str]) -> int:
 
 
 def _report(argv: list[str]) -> int:
-    from halo.evaluation.report import site_rows
+    from halo.evaluation.report import rebuild
     from halo.evaluation.store import EvalStore
-    from halo.evaluation.viewer import rebuild
+    from halo.evaluation.summary import site_rows
 
     p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
     p.add_argument("eval_id")
@@ -267,7 +283,7 @@ def _report(argv: list[str]) -> int:
 
 
 def _list(argv: list[str]) -> int:
-    from halo.evaluation.report import aggregate, pct
+    from halo.evaluation.summary import aggregate, pct
     from halo.evaluation.store import EvalStore
 
     p = argparse.ArgumentParser(prog="halo eval list")

@@ -17,7 +17,7 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
 
         return train_embedded
     if spec.kind == "mcts" and spec.backend == "embedded":
-        from halo.trainers.mcts.search import train_embedded as train_mcts_embedded
+        from halo.trainers.mcts.recipe import train_embedded as train_mcts_embedded
 
         return train_mcts_embedded
     if spec.kind == "grpo" and spec.backend == "tinker":

@@ -16,7 +16,7 @@ import contextlib
 import io
 import secrets
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,9 +26,11 @@ from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.errors import DeadlineExceeded, HaloError, ResourceExhausted, Unavailable
 from halo.evaluation.modes import ResolvedMode
-from halo.evaluation.store import EvalSpec, EvalStore
+from halo.evaluation.records import EvalSpec
+from halo.evaluation.store import EvalStore
 from halo.runs.context import ServiceTargets
 from halo.rollout.episode import Decision, Episode, Policy, RolloutConfig, run_episode
+from halo.rollout.gateway import GatewayPolicy
 from halo.v1 import common_pb2 as cpb
 
 # backend errors that lose one episode but say nothing about the route's configuration
@@ -63,8 +65,6 @@ class GatewayEvalPolicy:
     temperature: float = 0.0
 
     async def decide(self, ctx: PolicyContext) -> Decision:
-        from halo.trainers.grpo import GatewayPolicy
-
         try:
             return await GatewayPolicy(self.client, self.route, self.adapter, self.temperature).decide(ctx)
         except HaloError as exc:
@@ -134,21 +134,6 @@ async def expand_task_refs(env: EnvClient, refs: list[str]) -> list[cpb.Task]:
     return list(out.values())
 
 
-@contextlib.asynccontextmanager
-async def service_targets(targets: ServiceTargets | None, route: str, workers: int,
-                          gateway_config: str = "") -> AsyncIterator[ServiceTargets]:
-    """The given services, or sites + env + reward + gateway (only `route`) started in this process."""
-    if targets is not None and targets.env:
-        yield targets
-        return
-    from halo.cli.stack import LocalStack
-
-    gateway = {"only_routes": [route], **({"config": gateway_config} if gateway_config else {})}
-    async with LocalStack(env_overrides={"pool_size": max(8, workers), "acquire_timeout_s": 120}, with_reward=True,
-                          with_gateway=True, gateway_overrides=gateway) as stack:
-        yield ServiceTargets(stack.env_target, stack.reward_target, stack.gateway_target)
-
-
 @dataclass
 class EvalOutcome:
     spec: EvalSpec
@@ -158,16 +143,19 @@ class EvalOutcome:
 
 
 async def run_eval(
-    spec: EvalSpec, store: EvalStore, *, targets: ServiceTargets | None = None, resolved: ResolvedMode | None = None,
-    policy: Policy | None = None, gateway_config: str = "", on_event: EventFn | None = None,
+    spec: EvalSpec, store: EvalStore, *, targets: ServiceTargets, resolved: ResolvedMode | None = None,
+    policy: Policy | None = None, on_event: EventFn | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> EvalOutcome:
     """Run (or resume) an evaluation and write its report. `policy` replaces the gateway policy (tests, scripted
-    agents); once `stop()` is true no new episode starts (those running finish and are saved)."""
+    agents); once `stop()` is true no new episode starts (those running finish and are saved). The services are
+    the caller's: `halo eval` without --env starts them in its own process (halo.cli.eval.local_services)."""
+    if not targets.env:
+        raise EvalAborted("no env service to evaluate on (targets.env is empty)")
     emit = on_event or (lambda kind, payload: None)
     resolved = resolved or ResolvedMode(spec.mode, spec.route, spec.adapter, spec.adapter_path, spec.weights)
-    async with service_targets(targets, resolved.route, spec.workers, gateway_config) as services, \
-            EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
+    services = targets
+    async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward:
         tasks = await expand_task_refs(env, spec.task_ids or spec.tasks)
         by_id = {t.id: t for t in tasks}

@@ -42,7 +42,7 @@ def eval_run_spec(mode: str, tasks: list[str], *, seeds: list[int], workers: int
 
 
 def summary_metrics(episodes: list[dict[str, Any]]) -> dict[str, float]:
-    from halo.evaluation.report import ALL, site_rows
+    from halo.evaluation.summary import ALL, site_rows
 
     out: dict[str, float] = {}
     for r in site_rows(episodes):
@@ -57,7 +57,8 @@ def summary_metrics(episodes: list[dict[str, Any]]) -> dict[str, float]:
 async def run_eval_job(ctx: RunContext) -> None:
     from halo.evaluation.harness import run_eval
     from halo.evaluation.modes import resolve_mode
-    from halo.evaluation.store import EvalSpec, EvalStore
+    from halo.evaluation.records import EvalSpec
+    from halo.evaluation.store import EvalStore
 
     spec, extra = ctx.spec, ctx.spec.extra
     store = EvalStore(ctx.run_dir)

@@ -8,93 +8,20 @@ steps whose model output parsed into an action the page accepted.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from halo.evaluation.store import EvalSpec, EvalStore
-
-ALL = "all"
-
-
-@dataclass(frozen=True)
-class Row:
-    """Aggregates of a group of episodes (a site, a task, or all)."""
-
-    name: str
-    episodes: int
-    scored: int
-    successes: int
-    success_rate: float        # nan when nothing was scored
-    mean_steps: float
-    validity: float
-    mean_return: float
-    env_failures: int
-    unscorable: int
-    site: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return self.__dict__.copy()
-
-
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
-
-
-def aggregate(name: str, episodes: Sequence[dict[str, Any]], site: str = "") -> Row:
-    finished = [e for e in episodes if not e.get("env_failure")]
-    scored = [e for e in finished if e.get("scorable", True)]
-    steps = sum(e["length"] for e in finished)
-    successes = sum(bool(e["success"]) for e in scored)
-    return Row(
-        name=name, episodes=len(episodes), scored=len(scored), successes=successes,
-        success_rate=successes / len(scored) if scored else math.nan,
-        mean_steps=_mean([e["length"] for e in finished]),
-        validity=sum(e["valid_actions"] for e in finished) / steps if steps else math.nan,
-        mean_return=_mean([e["return"] for e in finished]),
-        env_failures=len(episodes) - len(finished), unscorable=len(finished) - len(scored), site=site,
-    )
-
-
-def _group(episodes: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for e in episodes:
-        groups[e[key]].append(e)
-    return dict(sorted(groups.items()))
-
-
-def site_rows(episodes: Sequence[dict[str, Any]]) -> list[Row]:
-    """One row per site, then the `all` row."""
-    return [aggregate(site, eps) for site, eps in _group(episodes, "site").items()] + [aggregate(ALL, episodes)]
-
-
-def task_rows(episodes: Sequence[dict[str, Any]]) -> list[Row]:
-    return [aggregate(task, eps, site=eps[0]["site"]) for task, eps in _group(episodes, "task_id").items()]
-
-
-def pct(x: float) -> str:
-    return "–" if math.isnan(x) else f"{x:.0%}"
-
-
-def num(x: float, digits: int = 1) -> str:
-    return "–" if math.isnan(x) else f"{x:.{digits}f}"
-
+from halo.evaluation.records import EvalSpec, describe_spec
+from halo.evaluation.store import EvalStore
+from halo.evaluation.summary import ALL, SITE_HEADER, Row, group_by, mean_of, site_cells, num, outcome, pct, site_rows, task_rows
+from halo.evaluation.viewer import write_episode_page, write_index_page
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     return "\n".join(lines)
-
-
-SITE_HEADER = ["site", "episodes", "success rate", "successes", "mean steps", "validity", "mean return", "env failures"]
-
-
-def _site_cells(r: Row) -> list[str]:
-    name = f"**{r.name}**" if r.name == ALL else r.name
-    return [name, str(r.episodes), pct(r.success_rate), f"{r.successes}/{r.scored}", num(r.mean_steps), pct(r.validity),
-            num(r.mean_return, 2), str(r.env_failures)]
 
 
 # ------------------------------------------------------------------------------- plots
@@ -133,7 +60,7 @@ def plot_rewards(episodes: Sequence[dict[str, Any]], steps: dict[str, list[dict[
     plt = _plt()
     fig, (ax_curve, ax_hist) = plt.subplots(1, 2, figsize=(11, 4))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for i, (site, eps) in enumerate(_group([e for e in episodes if not e.get("env_failure")], "site").items()):
+    for i, (site, eps) in enumerate(group_by([e for e in episodes if not e.get("env_failure")], "site").items()):
         color = colors[i % len(colors)]
         curves = []
         for e in eps:
@@ -145,7 +72,7 @@ def plot_rewards(episodes: Sequence[dict[str, Any]], steps: dict[str, list[dict[
             curves.append(curve)
             ax_curve.plot(range(len(curve)), curve, color=color, alpha=0.25, linewidth=0.8)
         longest = max((len(c) for c in curves), default=0)
-        mean = [_mean([c[min(k, len(c) - 1)] for c in curves]) for k in range(longest)]
+        mean = [mean_of([c[min(k, len(c) - 1)] for c in curves]) for k in range(longest)]
         ax_curve.plot(range(longest), mean, color=color, linewidth=2.2, label=f"{site} (mean of {len(curves)})")
     from matplotlib.ticker import MaxNLocator
 
@@ -175,19 +102,8 @@ def plot_rewards(episodes: Sequence[dict[str, Any]], steps: dict[str, list[dict[
 
 # ------------------------------------------------------------------------------ report
 
-def describe_spec(spec: EvalSpec) -> list[tuple[str, str]]:
-    adapter = spec.adapter_path or spec.weights or "none (base model)"
-    return [
-        ("mode", spec.mode), ("route", spec.route), ("adapter", adapter), ("tasks", ", ".join(spec.tasks)),
-        ("task ids", str(len(spec.task_ids))), ("seeds", ", ".join(map(str, spec.seeds))), ("max steps", str(spec.max_steps)),
-        ("workers", str(spec.workers)), ("temperature", f"{spec.temperature:g}"), ("started", spec.created_at),
-    ]
-
-
 def write_report(store: EvalStore, eval_id: str) -> Path:
     """report.md + success_by_site.png + rewards.png + the HTML viewer index; returns report.md."""
-    from halo.evaluation.viewer import write_index_page
-
     spec = store.load_spec(eval_id)
     folder = store.eval_dir(eval_id)
     episodes = store.episodes(eval_id)
@@ -201,7 +117,7 @@ def write_report(store: EvalStore, eval_id: str) -> Path:
     status = "complete" if len(store.completed(eval_id)) >= planned else f"partial: {len(store.completed(eval_id))}/{planned} episodes"
     lines += [f"Episodes: {len(episodes)} saved of {planned} planned ({status}). "
               "Success rate counts finished, scorable episodes; env failures are listed apart and rerun on resume.", ""]
-    lines += ["## Success per site", "", _md_table(SITE_HEADER, [_site_cells(r) for r in sites]), ""]
+    lines += ["## Success per site", "", _md_table(SITE_HEADER, [site_cells(r) for r in sites]), ""]
     lines += ["![success per site](success_by_site.png)", "", "## Rewards", "", "![rewards](rewards.png)", ""]
     lines += ["## Per task", "", _md_table(
         ["task", "site", "success", "mean steps", "validity", "mean return", "env failures"],
@@ -218,12 +134,12 @@ def write_report(store: EvalStore, eval_id: str) -> Path:
     return path
 
 
-def outcome(e: dict[str, Any]) -> str:
-    if e.get("env_failure"):
-        return "env failure"
-    if not e.get("scorable", True):
-        return "unscorable"
-    return "success" if e["success"] else "failure"
+def rebuild(store: EvalStore, eval_id: str) -> Path:
+    """Re-render every episode page of an eval from its saved data (after a viewer change)."""
+    for e in store.episodes(eval_id):
+        write_episode_page(store.eval_dir(eval_id) / "episodes" / e["key"], e, store.steps(eval_id, e["key"]), eval_id)
+    write_report(store, eval_id)
+    return store.eval_dir(eval_id) / "index.html"
 
 
 # ----------------------------------------------------------------------------- compare

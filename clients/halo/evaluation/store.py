@@ -18,21 +18,19 @@ that ended in an environment or backend failure are run again).
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import json
 import os
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from google.protobuf import json_format
-
 from halo.agent import actions as A
 from halo.agent.context import PageView
+from halo.evaluation.records import EvalSpec, action_to_json
+from halo.evaluation.viewer import write_episode_page
 from halo.rollout.episode import Episode
 from halo.v1 import common_pb2 as cpb
 
@@ -41,48 +39,8 @@ EPISODE_FILE = "episode.json"
 STEPS_FILE = "steps.jsonl"
 
 
-@dataclass
-class EvalSpec:
-    eval_id: str
-    mode: str
-    route: str
-    adapter: str = ""                 # adapter name on the route ("" = base model)
-    adapter_path: str = ""
-    weights: str = ""
-    tasks: list[str] = field(default_factory=list)      # as asked for: task ids, site names or "all"
-    task_ids: list[str] = field(default_factory=list)   # expanded on the first run, kept for resumes
-    seeds: list[int] = field(default_factory=lambda: [0])
-    max_steps: int = 70
-    workers: int = 4
-    temperature: float = 0.0
-    screenshots: bool = True
-    reward_overrides: dict[str, float] = field(default_factory=dict)
-    created_at: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EvalSpec":
-        known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
 def episode_key(task_id: str, seed: int) -> str:
     return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', task_id)}--s{seed}"
-
-
-def action_to_json(action: A.Action | None) -> dict[str, Any] | None:
-    """The action as halo.v1.Action JSON (round-trips through `action_from_json`)."""
-    if action is None:
-        return None
-    return json_format.MessageToDict(A.action_to_proto(action), preserving_proto_field_name=True)
-
-
-def action_from_json(data: dict[str, Any] | None) -> A.Action | None:
-    if not data:
-        return None
-    return A.action_from_proto(json_format.ParseDict(data, cpb.Action()))
 
 
 def _jpeg(data: bytes, mime: str) -> bytes:
@@ -178,7 +136,6 @@ class EvalStore:
     def save_episode(self, eval_id: str, episode: Episode, task: cpb.Task | None = None, *,
                      mode: str = "", error: str = "", started_at: float = 0.0) -> dict[str, Any]:
         """Write one episode (steps, screenshots, outcome) atomically; returns its summary."""
-        from halo.evaluation.viewer import write_episode_page
 
         final = self.episode_dir(eval_id, episode.task_id, episode.seed)
         tmp = final.parent / f".{final.name}.tmp"

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from halo.agent import actions as A
+from halo.evaluation.records import action_from_json, describe_spec
+from halo.evaluation.summary import SITE_HEADER, num, outcome, pct, site_cells
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
@@ -91,8 +93,6 @@ def _point(p: A.Point, width: int, height: int) -> tuple[float, float]:
 
 def overlay(step: dict[str, Any]) -> str:
     """The SVG elements drawn over one step's screenshot (in its pixel space)."""
-    from halo.evaluation.store import action_from_json
-
     width, height = int(step.get("width") or 1280), int(step.get("height") or 720)
     try:
         action = action_from_json(step.get("action"))
@@ -193,8 +193,6 @@ def _shot(src: str, width: int, height: int, svg_body: str, alt: str) -> str:
 
 
 def _outcome_badge(e: dict[str, Any]) -> str:
-    from halo.evaluation.report import outcome
-
     label = outcome(e)
     cls = {"env failure": "envfail"}.get(label, label)
     return f'<span class="badge {cls}">{_e(label)}</span>'
@@ -212,8 +210,6 @@ def _rewards_table(step: dict[str, Any]) -> str:
 
 
 def _pretty_step(step: dict[str, Any]) -> str:
-    from halo.evaluation.store import action_from_json
-
     try:
         return pretty(action_from_json(step.get("action")))
     except Exception:
@@ -279,8 +275,6 @@ def write_episode_page(folder: Path, summary: dict[str, Any], steps: Sequence[di
 
 
 def write_index_page(folder: Path, spec, episodes: Sequence[dict[str, Any]], sites, tasks) -> Path:
-    from halo.evaluation.report import SITE_HEADER, _site_cells, describe_spec, num, pct
-
     header = f'<h1>Evaluation {_e(spec.eval_id)}</h1><div>{_e(spec.mode)} · route {_e(spec.route)}</div>'
     spec_rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in describe_spec(spec))
 
@@ -288,14 +282,14 @@ def write_index_page(folder: Path, spec, episodes: Sequence[dict[str, Any]], sit
         return (f'<table class="{cls}"><tr>' + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"
                 + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
 
-    site_cells = [[_e(c).replace("**", "") for c in _site_cells(r)] for r in sites]
+    site_table = [[_e(c).replace("**", "") for c in site_cells(r)] for r in sites]
     task_cells = [[_e(r.name), _e(r.site), f"{r.successes}/{r.scored} ({pct(r.success_rate)})", num(r.mean_steps), pct(r.validity),
                    num(r.mean_return, 2)] for r in tasks]
     ep_cells = [[f'<a href="episodes/{_e(e["key"])}/index.html">{_e(e["task_id"])}</a>', str(e["seed"]), _outcome_badge(e),
                  str(e["length"]), f'{e["return"]:.2f}', pct(e["validity"]) if e["length"] else "–",
                  _e(_short(e.get("final_message", ""), 60))] for e in episodes]
     plots = "".join(f'<img class="plot" src="{p}" alt="{p}">' for p in ("success_by_site.png", "rewards.png") if (folder / p).is_file())
-    body = (f"<table>{spec_rows}</table><h2>Success per site</h2>{table(SITE_HEADER, site_cells, 'sites')}"
+    body = (f"<table>{spec_rows}</table><h2>Success per site</h2>{table(SITE_HEADER, site_table, 'sites')}"
             f"<div>{plots}</div><h2>Per task</h2>"
             + table(["task", "site", "success", "mean steps", "validity", "mean return"], task_cells, "tasks")
             + f"<h2>Episodes ({len(episodes)})</h2>"
@@ -306,14 +300,4 @@ def write_index_page(folder: Path, spec, episodes: Sequence[dict[str, Any]], sit
     return path
 
 
-def rebuild(store, eval_id: str) -> Path:
-    """Re-render every episode page of an eval from its saved data (after a viewer change)."""
-    for e in store.episodes(eval_id):
-        write_episode_page(store.eval_dir(eval_id) / "episodes" / e["key"], e, store.steps(eval_id, e["key"]), eval_id)
-    from halo.evaluation.report import write_report
-
-    write_report(store, eval_id)
-    return store.eval_dir(eval_id) / "index.html"
-
-
-__all__ = ["overlay", "render_episode", "write_episode_page", "write_index_page", "rebuild"]
+__all__ = ["overlay", "render_episode", "write_episode_page", "write_index_page"]

@@ -377,7 +377,7 @@ class HaloBrowserDataset(RLDataset):
 async def expand_task_refs(config: BrowserTaskConfig, refs: Sequence[str]) -> list[str]:
     """Task ids from ids or site names (a site name means its replica tasks), via the env service."""
     from halo.client.env import EnvClient
-    from halo.trainers.grpo import expand_tasks
+    from halo.rollout.tasks import expand_tasks
 
     async with EnvClient(config.env_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s) as env:
         return await expand_tasks(env, list(refs))

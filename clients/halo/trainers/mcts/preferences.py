@@ -1,4 +1,4 @@
-"""Step-level preferences from an MCTS tree, and the DPO loss that learns from them (Agent Q).
+"""Step-level preferences from an MCTS tree (Agent Q); the DPO loss that learns from them is halo.trainers.dpo.
 
 At every node where the search tried at least two actions, the action with the highest
 composite Q (`α·Q_mcts + (1−α)·Q_critic`) is preferred over each sibling whose Q is lower by at
@@ -9,7 +9,7 @@ DPO (Rafailov et al. 2023) on a pair (c, r) at state s, against a frozen referen
 
     L = −log σ(β · [(log π(c|s) − log π_ref(c|s)) − (log π(r|s) − log π_ref(r|s))])
 
-The embedded backend computes it locally (EmbeddedLearner.dpo_update). For Tinker, the same
+The embedded backend computes it locally (EmbeddedLearner.dpo_update, halo.trainers.dpo). For Tinker, the same
 pairs become tinker-cookbook `LabeledComparison`s (`labeled_comparisons`): the shared prompt is
 the policy's own prompt for the state, the completions are the two actions written in the
 route's action syntax, ready for `tinker_cookbook.preference.dpo_datasets` /
@@ -20,15 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from halo.agent import actions as A
 from halo.agent.context import PolicyContext
-
-if TYPE_CHECKING:
-    import torch
-
-    from halo.trainers.mcts.search import SearchResult
+from halo.trainers.mcts.tree import SearchResult, iter_nodes
 
 
 @dataclass(frozen=True)
@@ -51,11 +47,10 @@ class PreferencePair:
         return self.q_chosen - self.q_rejected
 
 
-def preference_pairs(result: "SearchResult", margin: float = 0.05, min_visits: int = 1,
+def preference_pairs(result: SearchResult, margin: float = 0.05, min_visits: int = 1,
                      all_pairs: bool = False) -> list[PreferencePair]:
     """Pairs of sibling actions from a search tree (best vs. each clearly worse sibling; every
     ordered pair with `all_pairs`). Only tried actions count: an untried one has no Q_mcts."""
-    from halo.trainers.mcts.search import iter_nodes
 
     if result.root is None or result.env_failure:
         return []
@@ -76,24 +71,6 @@ def preference_pairs(result: "SearchResult", margin: float = 0.05, min_visits: i
                     best.q(alpha), other.q(alpha), best.text, other.text, best.visits, other.visits,
                 ))
     return out
-
-
-def dpo_loss(chosen: "torch.Tensor", rejected: "torch.Tensor", ref_chosen: "torch.Tensor",
-             ref_rejected: "torch.Tensor", beta: float) -> tuple["torch.Tensor", dict[str, float]]:
-    """Mean DPO loss over pairs (1-D tensors of log-probabilities) and its usual metrics."""
-    import torch.nn.functional as F
-
-    chosen_ratio = chosen - ref_chosen
-    rejected_ratio = rejected - ref_rejected
-    logits = beta * (chosen_ratio - rejected_ratio)
-    loss = -F.logsigmoid(logits).mean()
-    return loss, {
-        "dpo_loss": float(loss.detach()),
-        "dpo_accuracy": float((chosen_ratio > rejected_ratio).float().mean()),
-        "dpo_margin": float(logits.detach().mean()),
-        "chosen_reward": float(beta * chosen_ratio.detach().mean()),
-        "rejected_reward": float(beta * rejected_ratio.detach().mean()),
-    }
 
 
 def labeled_comparisons(pairs: Sequence[PreferencePair], action_format: Any = None,

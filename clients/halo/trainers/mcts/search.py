@@ -1,4 +1,4 @@
-"""MCTS over env snapshots, Agent Q style, and the trainer built on it (run kind "mcts").
+"""MCTS over env snapshots, Agent Q style: one search over one env session.
 
 One search = one env session on one (task, seed). The tree's nodes are page states; its edges
 are actions. Every simulation walks from the root:
@@ -28,25 +28,13 @@ expanded further (`divergences`). Back and forward go where the tab's history sa
 restore does not rewind: those edges run in a fresh side session that replays the path from the
 start (one linear episode's history), and their child is a leaf (`side_sessions`).
 
-Training (`train_embedded`): each step searches `groups_per_batch` tasks with the run's current
-policy, turns sibling actions with different composite Q into step-level preference pairs
-(preferences.py) and takes DPO steps on the embedded policy's scoring head against a frozen
-reference head (the run's initial weights). New weights go to the gateway as the run's adapter
-and into the step's checkpoint (head.safetensors, the `qwen3vl_mcts` adapter of the embedded
-backend), exactly like GRPO.
+The tree itself (nodes, edges, UCB, backup) is tree.py; the trainer on top of it is recipe.py.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import hashlib
-import json
-import math
 import random
 import time
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from halo.agent import actions as A
@@ -56,227 +44,12 @@ from halo.client.env import EnvClient, observation_options
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient, page_state
 from halo.errors import HaloError, Unavailable
-from halo.v1 import common_pb2 as cpb
-from halo.v1 import reward_pb2 as rpb
+from halo.trainers.mcts.tree import (
+    Edge, MCTSConfig, Node, QBounds, SearchResult, SearchStats, backup, fingerprint, iter_nodes, select_edge,
+)
 
 MODE = "qwen3vl_mcts"
 HISTORY_ACTIONS = (A.GoBack, A.GoForward)   # their outcome depends on the tab's history
-
-
-@dataclass(frozen=True)
-class MCTSConfig:
-    """Search settings; defaults are the user's numbers (seeds/000: 50 simulations, c = 1.414, 5 children)."""
-
-    simulations: int = 50
-    children: int = 5                   # K: candidate actions per expansion
-    ucb_c: float = 1.414
-    alpha: float = 0.5                  # composite Q = alpha * Q_mcts + (1 - alpha) * Q_critic
-    max_depth: int = 8                  # actions from the root; the session ends there (max_steps)
-    temperature: float = 1.0            # sampling temperature of the candidate proposals
-    resample_rounds: int = 2            # extra Sample calls when n=K gave fewer than K distinct actions
-    widen_every: int = 10               # progressive widening: K more candidates every this many visits (0: off)
-    max_children: int = 0               # cap with widening (0: 4 K)
-    critic_model: str = ""              # gateway route for Critique ("" = the gateway's default critic)
-    evaluate_leaves: bool = True        # final evaluation of every new state (else only at episode ends)
-    solved_is_terminal: bool = True     # a state that passes the evaluation is not expanded further
-    screenshots: bool = False           # the embedded policy reads the AXTree only
-    image_format: str = "jpeg"
-    history_steps: int = 5
-    reward_overrides: dict[str, float] = field(default_factory=dict)
-    run_id: str = ""
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("simulations", "children", "max_depth"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if not 0.0 <= self.alpha <= 1.0:
-            raise ValueError(f"alpha must be in [0, 1], got {self.alpha}")
-        if self.ucb_c < 0:
-            raise ValueError(f"ucb_c must be >= 0, got {self.ucb_c}")
-
-    @property
-    def children_cap(self) -> int:
-        return self.max_children or 4 * self.children
-
-
-# ------------------------------------------------------------------------------- the tree
-
-@dataclass(eq=False)
-class Node:
-    id: int
-    depth: int
-    context: PolicyContext              # what the policy sees here (goal, page, last actions)
-    page: rpb.PageState                 # what the reward service sees here
-    fingerprint: str
-    parent_edge: "Edge | None" = None
-    path_history: tuple[PastStep, ...] = ()
-    snapshot_id: str = ""               # "" for terminal nodes (never restored)
-    state_json: str = ""
-    final_message: str = ""
-    done: bool = False                  # the episode ended here (message sent, max steps)
-    success: bool = False               # the final evaluation of this state passed
-    value: float = 0.0                  # leaf value: the success bonus when it passed
-    terminal: bool = False
-    frozen: bool = False                # could not be reached again faithfully
-    restore_faithful: bool = True       # False once a restore of its snapshot missed browser-only state
-    expanded: bool = False
-    widenings: int = 0
-    visits: int = 0
-    edges: list["Edge"] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return self.context.page.url
-
-
-@dataclass(eq=False)
-class Edge:
-    parent: Node
-    action: A.Action
-    text: str = ""                      # the candidate as the gateway wrote it
-    logprob: float = 0.0                # log pi(action | state) under the sampling policy
-    critic: float = 0.5                 # Q_critic in [0, 1]
-    child: Node | None = None
-    reward: float = 0.0                 # shaped reward of the transition (reward service)
-    components: dict[str, float] = field(default_factory=dict)
-    action_ok: bool = True
-    action_error: str = ""
-    visits: int = 0
-    value_sum: float = 0.0
-
-    @property
-    def q_mcts(self) -> float:
-        return self.value_sum / self.visits if self.visits else 0.0
-
-    def q(self, alpha: float) -> float:
-        """Composite Q = alpha * Q_mcts + (1 - alpha) * Q_critic."""
-        return alpha * self.q_mcts + (1.0 - alpha) * self.critic
-
-
-@dataclass
-class QBounds:
-    """Min and max composite Q seen in the tree: UCB1 wants values in [0, 1], shaped returns are not
-    (MuZero's min-max normalisation)."""
-
-    low: float = math.inf
-    high: float = -math.inf
-
-    def update(self, q: float) -> None:
-        self.low, self.high = min(self.low, q), max(self.high, q)
-
-    def normalize(self, q: float) -> float:
-        return (q - self.low) / (self.high - self.low) if self.high > self.low else q
-
-
-def select_edge(node: Node, alpha: float, c: float, bounds: QBounds | None = None) -> Edge:
-    """UCB1 over normalised composite Q. Untried edges go first, the critic's best first (ties: the policy's)."""
-    untried = [e for e in node.edges if e.visits == 0]
-    if untried:
-        return max(untried, key=lambda e: (e.critic, e.logprob))
-    bounds = bounds or QBounds()
-    log_n = math.log(max(node.visits, 1))
-    return max(node.edges, key=lambda e: bounds.normalize(e.q(alpha)) + c * math.sqrt(log_n / e.visits))
-
-
-def backup(path: list[Edge], leaf_value: float) -> None:
-    """Each edge gets the return from it to the leaf: its reward, the rewards below it, the leaf value."""
-    ret = leaf_value
-    for edge in reversed(path):
-        ret += edge.reward
-        edge.visits += 1
-        edge.value_sum += ret
-        edge.parent.visits += 1
-
-
-def best_path(root: Node, alpha: float) -> list[Edge]:
-    """From the root, the tried edge with the highest composite Q (ties: more visits), to a leaf."""
-    path: list[Edge] = []
-    node: Node | None = root
-    while node is not None:
-        tried = [e for e in node.edges if e.visits > 0 and e.child is not None]
-        if not tried:
-            break
-        edge = max(tried, key=lambda e: (e.q(alpha), e.visits))
-        path.append(edge)
-        node = edge.child
-    return path
-
-
-def iter_nodes(root: Node):
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(e.child for e in reversed(node.edges) if e.child is not None)
-
-
-def fingerprint(obs: cpb.Observation) -> str:
-    """What must match for a restored page to be the node's page (focus and boxes may differ)."""
-    lines = [obs.url] + [f"{e.bid}|{e.role}|{e.name}|{e.value}" for e in obs.elements]
-    return hashlib.sha1("\n".join(lines).encode()).hexdigest()
-
-
-@dataclass
-class SearchStats:
-    simulations: int = 0
-    env_steps: int = 0                  # new edges executed
-    restores: int = 0
-    restore_mismatches: int = 0         # a restore lost browser-only state: replayed from the parent
-    replays: int = 0                    # edges executed again to reach a node
-    divergences: int = 0                # a replay did not reproduce the node: frozen
-    side_sessions: int = 0              # back/forward edges run in a fresh session replaying the path
-    expansions: int = 0
-    sample_calls: int = 0
-    critic_calls: int = 0
-    critic_unparsed: int = 0
-    evaluations: int = 0
-    invalid_candidates: int = 0
-    solved_at: int = 0                  # simulation (1-based) that first reached a passing state; 0: never
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, float]:
-        return {k: float(v) for k, v in self.__dict__.items()}
-
-
-@dataclass
-class SearchResult:
-    task_id: str
-    seed: int
-    goal: str
-    root: Node | None
-    config: MCTSConfig
-    stats: SearchStats
-    env_failure: bool = False
-    env_failure_reason: str = ""
-    critic_route: str = ""
-
-    @property
-    def best_path(self) -> list[Edge]:
-        return best_path(self.root, self.config.alpha) if self.root is not None else []
-
-    @property
-    def success(self) -> bool:
-        """The best path ends in a state that passes REAL's evaluation."""
-        path = self.best_path
-        return bool(path) and path[-1].child is not None and path[-1].child.success
-
-    @property
-    def found(self) -> bool:
-        """Some node of the tree passes the evaluation."""
-        return self.root is not None and any(n.success for n in iter_nodes(self.root))
-
-    @property
-    def nodes(self) -> int:
-        return sum(1 for _ in iter_nodes(self.root)) if self.root is not None else 0
-
-    def describe_best_path(self) -> list[dict[str, Any]]:
-        return [
-            {"action": A.describe(e.action), "text": e.text, "q": round(e.q(self.config.alpha), 4),
-             "q_mcts": round(e.q_mcts, 4), "q_critic": round(e.critic, 4), "visits": e.visits,
-             "reward": round(e.reward, 4), "url": e.parent.url, "success": bool(e.child and e.child.success)}
-            for e in self.best_path
-        ]
 
 
 class EnvFailure(Exception):
@@ -596,8 +369,6 @@ def config_from_spec(spec, run_id: str = "") -> MCTSConfig:
     )
 
 
-# ----------------------------------------------------------------------------- the trainer
-
 def search_metrics(results: list[SearchResult]) -> dict[str, float]:
     kept = [r for r in results if not r.env_failure]
     n = len(kept) or 1
@@ -616,90 +387,3 @@ def search_metrics(results: list[SearchResult]) -> dict[str, float]:
         "divergences": total("divergences"), "critic_calls": total("critic_calls"),
         "invalid_candidates": total("invalid_candidates"), "search_s": total("seconds"),
     }
-
-
-async def train_embedded(ctx) -> None:
-    """kind=mcts, backend=embedded: search -> step-level preference pairs -> DPO on the scoring head."""
-    from halo.embedded.policy import ScoringHead, head_from_bytes, head_to_bytes
-    from halo.trainers.embedded_learner import DEFAULT_LR, EmbeddedLearner
-    from halo.trainers.grpo import evaluate_greedy, expand_tasks
-    from halo.trainers.mcts.preferences import preference_pairs
-    from halo.rollout.episode import RolloutConfig
-
-    spec = ctx.spec
-    extra = spec.extra
-    lr = spec.learning_rate if spec.learning_rate > 1e-5 else DEFAULT_LR  # 1e-6 is LoRA's default, not the head's
-    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed)
-    reference: ScoringHead
-    if ctx.last_checkpoint is not None:
-        learner.load(ctx.last_checkpoint)
-        reference = head_from_bytes((ctx.last_checkpoint / "reference.safetensors").read_bytes())
-    else:
-        reference = head_from_bytes(learner.weights())  # frozen: the run's initial policy
-    reference_bytes = head_to_bytes(reference)
-    config = config_from_spec(spec, ctx.run_id)
-    beta = float(extra.get("dpo_beta", 0.1))
-    margin = float(extra.get("pair_margin", 0.05))
-    update_epochs = max(1, int(extra.get("update_epochs", 4)))
-    concurrency = max(1, int(extra.get("concurrency", spec.groups_per_batch)))
-    eval_every = int(extra.get("eval_every", 0))
-    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
-    adapter = f"run-{ctx.run_id}"
-    services = ctx.services
-    async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
-            RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
-            PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
-        tasks = await expand_tasks(env, spec.task_ids)
-        await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-        rollout_config = RolloutConfig(max_steps=config.max_depth, screenshots=False,
-                                       reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
-        ctx.log(f"MCTS: {config.simulations} simulations, K={config.children}, c={config.ucb_c}, alpha={config.alpha}, "
-                f"depth {config.max_depth}; critic route {config.critic_model!r}; DPO beta={beta}")
-        baseline: dict[str, float] = {}
-        if eval_every and ctx.start_step == 0:
-            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
-                env, reward, gateway, spec.model, adapter, tasks, eval_seeds, rollout_config, concurrency)
-        limit = asyncio.Semaphore(concurrency)
-        try:
-            for step in range(ctx.start_step + 1, spec.total_steps + 1):
-                if ctx.stop_requested():
-                    return
-                started = time.perf_counter()
-                rng = random.Random(f"{spec.seed}:{step}")  # the batch of a step is the same after a resume
-                batch = [(rng.choice(tasks), rng.randrange(1_000)) for _ in range(spec.groups_per_batch)]
-
-                async def one(task_id: str, seed: int) -> SearchResult:
-                    async with limit:
-                        step_config = dataclasses.replace(config, seed=config.seed * 1_000_003 + step)
-                        return await search(env, reward, gateway, spec.model, adapter, task_id, seed, step_config)
-
-                results = await asyncio.gather(*(one(t, s) for t, s in batch))
-                pairs = [p for r in results if not r.env_failure for p in preference_pairs(r, margin=margin)]
-                update: dict[str, float] = {"pairs": float(len(pairs))}
-                for _ in range(update_epochs):
-                    update |= await asyncio.to_thread(learner.dpo_update, pairs, reference, beta, spec.temperature)
-                await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-                metrics = search_metrics(results) | update
-                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
-                    metrics["eval_success_rate"] = await evaluate_greedy(
-                        env, reward, gateway, spec.model, adapter, tasks, eval_seeds, rollout_config, concurrency)
-                metrics |= {"step_s": time.perf_counter() - started} | baseline
-                baseline = {}
-                summary = [{"task_id": r.task_id, "seed": r.seed, "success": r.success, "found": r.found,
-                            "env_failure": r.env_failure, "critic_route": r.critic_route,
-                            "stats": r.stats.as_dict(), "best_path": r.describe_best_path()} for r in results]
-
-                def save(folder: Path, summary=summary) -> None:
-                    learner.save(folder)
-                    (folder / "reference.safetensors").write_bytes(reference_bytes)
-                    (folder / "adapter.json").write_text(json.dumps(
-                        {"mode": MODE, "backend": "embedded", "route": spec.model, "weights": "head.safetensors",
-                         "reference": "reference.safetensors", "loss": "dpo", "dpo_beta": beta}, indent=2))
-                    (folder / "search.json").write_text(json.dumps(summary, indent=2))
-
-                await ctx.complete_step(step, metrics, save)
-        finally:
-            try:
-                await gateway.unload_adapter(spec.model, adapter)
-            except Exception:
-                pass  # the gateway may be gone; its adapters die with it

@@ -189,8 +189,10 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
     from halo.client.env import EnvClient
     from halo.client.policy import PolicyClient
     from halo.client.reward import RewardClient
-    from halo.trainers.grpo import evaluate_greedy, expand_tasks
-    from halo.trainers.mcts.search import MODE, SearchResult, search, search_metrics
+    from halo.rollout.tasks import expand_tasks
+    from halo.trainers.grpo import evaluate_greedy
+    from halo.trainers.mcts.search import MODE, search, search_metrics
+    from halo.trainers.mcts.tree import SearchResult
     from halo.trainers.mcts.preferences import labeled_comparisons, preference_pairs
     from halo.rollout.episode import RolloutConfig
 
