@@ -27,10 +27,11 @@ from halo.client.reward import RewardClient
 from halo.errors import DeadlineExceeded, HaloError, ResourceExhausted, Unavailable
 from halo.evaluation.modes import ResolvedMode
 from halo.evaluation.records import EvalSpec
+from halo.evaluation.report import write_report
 from halo.evaluation.store import EvalStore
-from halo.runs.context import ServiceTargets
 from halo.rollout.episode import Decision, Episode, Policy, RolloutConfig, run_episode
 from halo.rollout.gateway import GatewayPolicy
+from halo.runs.context import ServiceTargets
 from halo.v1 import common_pb2 as cpb
 
 # backend errors that lose one episode but say nothing about the route's configuration
@@ -214,7 +215,5 @@ async def _run_episodes(spec: EvalSpec, store: EvalStore, env: EnvClient, reward
     finally:
         outcome.episodes = store.episodes(spec.eval_id)
         if outcome.episodes:
-            from halo.evaluation.report import write_report
-
             await asyncio.to_thread(write_report, store, spec.eval_id)
     return outcome

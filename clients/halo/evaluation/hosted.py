@@ -16,6 +16,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from halo.evaluation.harness import run_eval
+from halo.evaluation.modes import MODES, resolve_mode
+from halo.evaluation.records import EvalSpec
+from halo.evaluation.store import EvalStore
+from halo.evaluation.summary import ALL, site_rows
 from halo.runs.context import RunContext
 from halo.runs.spec import RunSpec
 
@@ -23,8 +28,6 @@ EVAL_ID = "eval"
 
 
 def check_spec(spec: RunSpec) -> None:
-    from halo.evaluation.modes import MODES
-
     if spec.mode not in MODES:
         raise ValueError(f"eval runs need a mode, one of {', '.join(MODES)} (got {spec.mode!r})")
     if spec.total_steps != 1:
@@ -42,8 +45,6 @@ def eval_run_spec(mode: str, tasks: list[str], *, seeds: list[int], workers: int
 
 
 def summary_metrics(episodes: list[dict[str, Any]]) -> dict[str, float]:
-    from halo.evaluation.summary import ALL, site_rows
-
     out: dict[str, float] = {}
     for r in site_rows(episodes):
         if r.name == ALL:
@@ -55,11 +56,6 @@ def summary_metrics(episodes: list[dict[str, Any]]) -> dict[str, float]:
 
 
 async def run_eval_job(ctx: RunContext) -> None:
-    from halo.evaluation.harness import run_eval
-    from halo.evaluation.modes import resolve_mode
-    from halo.evaluation.records import EvalSpec
-    from halo.evaluation.store import EvalStore
-
     spec, extra = ctx.spec, ctx.spec.extra
     store = EvalStore(ctx.run_dir)
     if store.exists(EVAL_ID):

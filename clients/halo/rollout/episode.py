@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from halo.agent import actions as A
 from halo.agent.context import PageView, PastStep, PolicyContext, page_from_proto
-from halo.client.env import EnvClient
+from halo.client.env import EnvClient, observation_options
 from halo.client.reward import RewardClient, page_state
 from halo.errors import DeadlineExceeded, HaloError, NotFound, Unavailable
 from halo.v1 import common_pb2 as cpb
@@ -108,8 +108,6 @@ async def _env_call(call):
 async def run_episode(
     env: EnvClient, reward: RewardClient, policy: Policy, task_id: str, seed: int, config: RolloutConfig,
 ) -> Episode:
-    from halo.client.env import observation_options
-
     opts = observation_options(config.image_format, 80, screenshot=config.screenshots)
     episode = Episode(task_id, seed)
     clock = time.perf_counter

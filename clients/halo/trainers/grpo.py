@@ -155,6 +155,7 @@ async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: lis
 
 
 async def train_embedded(ctx: RunContext) -> None:
+    # Lazy: torch and the sentence encoder load only for the embedded backend's run.
     from halo.trainers.embedded_learner import DEFAULT_LR, EmbeddedLearner, LossConfig
 
     spec = ctx.spec

@@ -42,6 +42,12 @@ from typing import Any
 import tinker
 import torch
 
+from halo.client.policy import PolicyClient
+from halo.errors import FailedPrecondition
+from halo.trainers.advantages import step_metrics
+from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
+from halo.trainers.tinker_train import loss_fn_config_for
+
 DEFAULT_TARGET_MODULES = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 LOSS_FUNCTIONS = ("importance_sampling", "ppo", "cispo", "dro")
@@ -421,9 +427,6 @@ async def train_local_lora(ctx: Any) -> None:
     """
     from tinker_cookbook.rl.rollout_strategy import MinViableGroup
 
-    from halo.errors import FailedPrecondition
-    from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
-
     spec = ctx.spec
     extra = spec.extra
     model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
@@ -471,8 +474,6 @@ class AdapterPublisher:
         self.folder = Path(ctx.run_dir) / "serving"
         self._gateway = None
         if route:
-            from halo.client.policy import PolicyClient
-
             services = ctx.services
             self._gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca)
 
@@ -501,9 +502,6 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", sampling, da
     from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
     from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
     from tinker_cookbook.rl.rollouts import do_group_rollout_and_filter_constant_reward
-
-    from halo.trainers.advantages import step_metrics
-    from halo.trainers.tinker_train import loss_fn_config_for
 
     spec = ctx.spec
     for step in range(ctx.start_step + 1, spec.total_steps + 1):

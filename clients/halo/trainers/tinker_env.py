@@ -53,8 +53,12 @@ from halo.agent.context import DEFAULT_HISTORY_STEPS, PastStep, PolicyContext, p
 from halo.agent.formats import ActionFormat
 from halo.agent.parse import ParsedAction, parse_action
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, Prompt, PromptOptions, build_prompt
+from halo.client.env import EnvClient, observation_options
+from halo.client.reward import RewardClient, page_state
 from halo.errors import HaloError, InvalidArgument
+from halo.rollout.tasks import expand_tasks
 from halo.trainers.advantages import EpisodeSummary
+from halo.v1 import env_pb2 as epb
 
 log = logging.getLogger("halo.trainers.tinker_env")
 
@@ -134,9 +138,6 @@ class _Services:
     """The gRPC clients one group shares (opened in make_envs, closed in cleanup)."""
 
     def __init__(self, config: BrowserTaskConfig) -> None:
-        from halo.client.env import EnvClient
-        from halo.client.reward import RewardClient
-
         self.env = EnvClient(config.env_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s)
         self.reward = RewardClient(config.reward_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s)
 
@@ -152,8 +153,6 @@ class HaloBrowserEnv(Env):
     """One attempt at one REAL task: one env-service session, opened lazily, closed by close()."""
 
     def __init__(self, task_id: str, seed: int, config: BrowserTaskConfig, renderer: Any, services: _Services) -> None:
-        from halo.client.env import observation_options
-
         self.task_id, self.seed, self.config = task_id, seed, config
         self.renderer = renderer
         self.services = services
@@ -186,8 +185,6 @@ class HaloBrowserEnv(Env):
         return (await self.services.env.get_state(self.session_id)).state_json if self.replica else ""
 
     async def initial_observation(self) -> tuple[tinker.ModelInput, list[int] | list[str]]:
-        from halo.client.reward import page_state
-
         try:
             created = await self.services.env.create_session(
                 self.task_id, seed=self.seed, max_steps=self.config.max_steps, observation=self.obs_options,
@@ -217,9 +214,6 @@ class HaloBrowserEnv(Env):
         return text, parse_action(text, ActionFormat.QWEN_COMPUTER_USE, width, height)
 
     async def step(self, action: list[int], *, extra: ActionExtra | None = None) -> StepResult:
-        from halo.client.reward import page_state
-        from halo.v1 import env_pb2 as epb
-
         text, parsed = self.parse(action)
         chosen = parsed.action if parsed.action is not None else A.Noop()
         step_index = len(self.history)
@@ -376,9 +370,6 @@ class HaloBrowserDataset(RLDataset):
 
 async def expand_task_refs(config: BrowserTaskConfig, refs: Sequence[str]) -> list[str]:
     """Task ids from ids or site names (a site name means its replica tasks), via the env service."""
-    from halo.client.env import EnvClient
-    from halo.rollout.tasks import expand_tasks
-
     async with EnvClient(config.env_target, token=config.token, tls_ca=config.tls_ca, timeout_s=config.rpc_timeout_s) as env:
         return await expand_tasks(env, list(refs))
 

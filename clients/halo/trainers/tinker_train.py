@@ -49,9 +49,9 @@ import chz
 
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS
 from halo.errors import FailedPrecondition
-from halo.trainers.advantages import step_metrics
 from halo.runs.context import RunContext, ServiceTargets
 from halo.runs.spec import RunSpec
+from halo.trainers.advantages import step_metrics
 from halo.trainers.tinker_env import (
     DEFAULT_RENDERER,
     DEFAULT_TINKER_MODEL,
@@ -60,6 +60,7 @@ from halo.trainers.tinker_env import (
     HaloBrowserDatasetBuilder,
     StopRequested,
 )
+from halo.trainers.tinker_env import load_renderer
 
 TINKER_API_KEY_ENV = "TINKER_API_KEY"
 TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
@@ -100,8 +101,6 @@ def service_client(spec: RunSpec, recipe_name: str) -> Any:
 def renderer_for_spec(spec: RunSpec) -> Any:
     """The cookbook renderer a Tinker run trains with (qwen3_vl_instruct; extra.tokenizer /
     extra.image_processor may name local folders instead of the hub's copy)."""
-    from halo.trainers.tinker_env import load_renderer
-
     model = model_name_for(spec)
     tokenizer = str(spec.extra.get("tokenizer", "")) or model
     image_processor = str(spec.extra.get("image_processor", "")) or tokenizer

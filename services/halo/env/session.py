@@ -21,15 +21,15 @@ from playwright.async_api import Error as PlaywrightError
 
 from halo.agent import actions as A
 from halo.env import metrics, navigation
-from halo.env.browsers import BrowserPool, BrowserSlot
+from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
-from halo.tasks.registry import TaskRegistry, TaskSpec
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
+from halo.tasks.registry import TaskRegistry, TaskSpec
 
 log = get_logger("halo.env.session")
 
@@ -446,6 +446,4 @@ def _reason_label(reason: str) -> str:
 
 
 def _executable(settings: EnvSettings) -> str | None:
-    from halo.env.browsers import find_chromium
-
     return find_chromium(settings.chromium_path)

@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from halo.agent.actions import ACTION_TYPES
 from halo.runtime.errors import InvalidArgument
 from halo.runtime.settings import ServiceSettings
 
@@ -130,8 +131,6 @@ class ActionCheck(_Strict):
     @field_validator("kinds")
     @classmethod
     def _known_kinds(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        from halo.agent.actions import ACTION_TYPES
-
         unknown = [k for k in v if k not in ACTION_TYPES]
         if unknown:
             raise ValueError(f"unknown action kinds {unknown} (known: {sorted(ACTION_TYPES)})")

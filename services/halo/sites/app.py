@@ -23,6 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from halo.sites.registry import REPLICA_TYPES
 from halo.sites.replica import Replica
 from halo.sites.store import SESSION_COOKIE, SessionStore
 
@@ -114,8 +115,6 @@ def _contract_routes(replica: Replica) -> list[Route]:
 
 
 def create_app(replica_types: Iterable[type[Replica]] | None = None, store: SessionStore | None = None) -> Starlette:
-    from halo.sites.registry import REPLICA_TYPES
-
     store = store or SessionStore()
     replicas = [cls(store) for cls in (replica_types or REPLICA_TYPES)]
 

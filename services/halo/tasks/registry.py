@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from halo.runtime.errors import NotFound
+from halo.sites.playground import load_tasks as playground_tasks
+from halo.sites.registry import replica_task_ids
 
 #: Upstream eval scripts that cannot score an attempt as shipped in agisdk 0.3.5, and why.
 UNSCORABLE: dict[str, str] = {
@@ -127,9 +129,6 @@ class TaskRegistry:
 
     @classmethod
     def load(cls) -> "TaskRegistry":
-        from halo.sites.playground import load_tasks as playground_tasks
-        from halo.sites.registry import replica_task_ids
-
         served = replica_task_ids()
         tasks = [
             _task_from_json(json.loads(p.read_text()), SUITE_REAL, served)

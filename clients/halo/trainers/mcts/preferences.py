@@ -24,6 +24,8 @@ from typing import Any
 
 from halo.agent import actions as A
 from halo.agent.context import PolicyContext
+from halo.agent.formats import ActionFormat, format_action
+from halo.agent.prompt import PromptOptions, build_prompt
 from halo.trainers.mcts.tree import SearchResult, iter_nodes
 
 
@@ -82,9 +84,6 @@ def labeled_comparisons(pairs: Sequence[PreferencePair], action_format: Any = No
     the route's syntax (Qwen3-VL computer_use by default). Offline: no tokenizer is needed here.
     """
     from tinker_cookbook.preference.types import Comparison, LabeledComparison
-
-    from halo.agent.formats import ActionFormat, format_action
-    from halo.agent.prompt import PromptOptions, build_prompt
 
     fmt = action_format or ActionFormat.QWEN_COMPUTER_USE
     options = prompt_options or PromptOptions(action_format=fmt)

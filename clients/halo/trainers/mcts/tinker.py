@@ -53,9 +53,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from halo.agent.formats import ActionFormat
+from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, PromptOptions
+from halo.client.env import EnvClient
+from halo.client.policy import PolicyClient
+from halo.client.reward import RewardClient
 from halo.errors import FailedPrecondition
+from halo.rollout.episode import RolloutConfig
+from halo.rollout.tasks import expand_tasks
 from halo.runs.context import RunContext
 from halo.runs.spec import RunSpec
+from halo.trainers.grpo import evaluate_greedy
+from halo.trainers.mcts.preferences import labeled_comparisons, preference_pairs
+from halo.trainers.mcts.search import MODE, config_from_spec, search, search_metrics
+from halo.trainers.mcts.tree import SearchResult
 from halo.trainers.tinker_train import (
     CHECKPOINT_INFO,
     model_name_for,
@@ -84,8 +95,6 @@ def route_for(spec: RunSpec) -> str:
 def search_config_for(spec: RunSpec, run_id: str = ""):
     """The search settings of `mcts.config_from_spec`, with a VLM's view (screenshots on) and the
     Tinker route as its own critic unless extra.critic names another route."""
-    from halo.trainers.mcts.search import config_from_spec
-
     route = route_for(spec)
     config = config_from_spec(spec, run_id)
     return dataclasses.replace(config, critic_model=str(spec.extra.get("critic", route)),
@@ -95,9 +104,6 @@ def search_config_for(spec: RunSpec, run_id: str = ""):
 def prompt_options_for(spec: RunSpec):
     """The prompt the route builds when it samples (route defaults: 5 past actions, the AXTree
     budget, the screenshot): the DPO datums must condition on the prompt the actions came from."""
-    from halo.agent.formats import ActionFormat
-    from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, PromptOptions
-
     extra = spec.extra
     return PromptOptions(action_format=ActionFormat.QWEN_COMPUTER_USE, history_steps=int(extra.get("history_steps", 5)),
                          max_axtree_chars=int(extra.get("max_axtree_chars", DEFAULT_MAX_AXTREE_CHARS)),
@@ -185,16 +191,6 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
     """kind=mcts, backend=tinker: search with the current Tinker weights -> pairs -> DPO on Tinker."""
     import tinker
     from tinker_cookbook import checkpoint_utils
-
-    from halo.client.env import EnvClient
-    from halo.client.policy import PolicyClient
-    from halo.client.reward import RewardClient
-    from halo.rollout.tasks import expand_tasks
-    from halo.trainers.grpo import evaluate_greedy
-    from halo.trainers.mcts.search import MODE, search, search_metrics
-    from halo.trainers.mcts.tree import SearchResult
-    from halo.trainers.mcts.preferences import labeled_comparisons, preference_pairs
-    from halo.rollout.episode import RolloutConfig
 
     spec = ctx.spec
     require_api_key()

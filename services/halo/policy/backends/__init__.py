@@ -7,6 +7,8 @@ from halo.policy.config import RouteConfig
 
 
 def build_backend(route: RouteConfig) -> Backend:
+    # Lazy: each backend loads its own heavy dependency (torch + the sentence encoder, tinker,
+    # openai) only when a route uses it.
     if route.backend == "embedded":
         from halo.policy.backends.embedded import EmbeddedBackend
 
