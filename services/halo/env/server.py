@@ -10,7 +10,7 @@ from halo.env.observe import ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
 from halo.tasks.registry import TaskRegistry, TaskSpec, default_registry
 from halo.runtime.errors import DeadlineExceeded, InvalidArgument, translate_errors
-from halo.runtime.server import ServiceSpec
+from halo.runtime.server import ServiceSpec, grpc_service
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import env_pb2 as pb
 from halo.v1 import env_pb2_grpc as rpc
@@ -169,11 +169,5 @@ class EnvServicer(rpc.EnvServiceServicer):
 
 def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
     manager = SessionManager(settings, registry or default_registry())
-    return ServiceSpec(
-        name="env",
-        grpc_service_names=[pb.DESCRIPTOR.services_by_name["EnvService"].full_name],
-        register=lambda server: rpc.add_EnvServiceServicer_to_server(EnvServicer(manager), server),
-        on_start=manager.start,
-        on_stop=manager.close,
-        core=manager,
-    )
+    return grpc_service("env", pb.DESCRIPTOR.services_by_name["EnvService"], rpc.add_EnvServiceServicer_to_server,
+                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close)

@@ -11,7 +11,7 @@ from halo.policy.backends.base import Backend
 from halo.policy.config import GatewayConfig, GatewaySettings, load_gateway_config
 from halo.policy.gateway import PolicyGateway, PromptOverrides, SampleCall
 from halo.runtime.errors import InvalidArgument, translate_errors
-from halo.runtime.server import ServiceSpec
+from halo.runtime.server import ServiceSpec, grpc_service
 from halo.v1 import policy_pb2 as pb
 from halo.v1 import policy_pb2_grpc as rpc
 
@@ -114,11 +114,6 @@ def build_service(settings: GatewaySettings, config: GatewayConfig | None = None
     """`config` replaces the YAML (tests); `backends` replaces built backends by route name."""
     config = (config or load_gateway_config(settings.config)).only(settings.only_routes)
     gateway = PolicyGateway(config, backends)
-    return ServiceSpec(
-        name="gateway",
-        grpc_service_names=[pb.DESCRIPTOR.services_by_name["PolicyGateway"].full_name],
-        register=lambda server: rpc.add_PolicyGatewayServicer_to_server(PolicyGatewayServicer(gateway), server),
-        on_start=lambda: gateway.start(settings.health_interval_s),
-        on_stop=gateway.close,
-        core=gateway,
-    )
+    return grpc_service("gateway", pb.DESCRIPTOR.services_by_name["PolicyGateway"], rpc.add_PolicyGatewayServicer_to_server,
+                        PolicyGatewayServicer(gateway), gateway,
+                        on_start=lambda: gateway.start(settings.health_interval_s), on_stop=gateway.close)

@@ -13,7 +13,7 @@ from halo.reward.pages import PageElement, PageSnapshot
 from halo.reward.shaping import Breakdown
 from halo.reward.transition import Transition
 from halo.runtime.errors import InvalidArgument, translate_errors
-from halo.runtime.server import ServiceSpec
+from halo.runtime.server import ServiceSpec, grpc_service
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import reward_pb2 as pb
 from halo.v1 import reward_pb2_grpc as rpc
@@ -122,11 +122,5 @@ def build_service(
     config: RewardConfig | None = None,
 ) -> ServiceSpec:
     core = RewardCore(settings, registry or default_registry(), config=config, judge=judge)
-    return ServiceSpec(
-        name="reward",
-        grpc_service_names=[pb.DESCRIPTOR.services_by_name["RewardService"].full_name],
-        register=lambda server: rpc.add_RewardServiceServicer_to_server(RewardServicer(core), server),
-        on_start=core.start,
-        on_stop=core.close,
-        core=core,
-    )
+    return grpc_service("reward", pb.DESCRIPTOR.services_by_name["RewardService"], rpc.add_RewardServiceServicer_to_server,
+                        RewardServicer(core), core, on_start=core.start, on_stop=core.close)

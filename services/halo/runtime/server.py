@@ -41,6 +41,18 @@ class ServiceSpec:
     core: Any = None                                 # the service's core object (tests, benchmarks)
 
 
+def grpc_service(
+    name: str, service: Any, add_servicer: Callable[[Any, grpc.aio.Server], None], servicer: Any, core: Any, *,
+    on_start: Callable[[], Awaitable[None]] | None = None, on_stop: Callable[[], Awaitable[None]] | None = None,
+) -> ServiceSpec:
+    """The ServiceSpec of one gRPC service: `service` is its descriptor (`pb.DESCRIPTOR.services_by_name[...]`),
+    `add_servicer` the generated `add_…Servicer_to_server`. Every HALO server's `build_service` ends here."""
+    return ServiceSpec(
+        name=name, grpc_service_names=[service.full_name], register=lambda server: add_servicer(servicer, server),
+        on_start=on_start, on_stop=on_stop, core=core,
+    )
+
+
 class _TokenAuthInterceptor(grpc.aio.ServerInterceptor):
     """Rejects calls without `authorization: Bearer <token>`; health checks stay open for probes."""
 

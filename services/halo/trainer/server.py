@@ -13,7 +13,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from halo.errors import InvalidArgument, translate_errors
 from halo.runs.context import ServiceTargets
 from halo.runs.spec import KINDS, RunSpec
-from halo.runtime.server import ServiceSpec
+from halo.runtime.server import ServiceSpec, grpc_service
 from halo.trainer.config import TrainerSettings
 from halo.trainer.jobs import JobManager, TrainerResolver
 from halo.trainer.store import CheckpointRecord, RunRecord, RunState
@@ -110,11 +110,5 @@ def build_service(settings: TrainerSettings, *, resolver: TrainerResolver) -> Se
     targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target,
                              settings.service_token, settings.service_tls_ca)
     jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)
-    return ServiceSpec(
-        name="trainer",
-        grpc_service_names=[pb.DESCRIPTOR.services_by_name["TrainerService"].full_name],
-        register=lambda server: rpc.add_TrainerServiceServicer_to_server(TrainerServicer(jobs), server),
-        on_start=jobs.start,
-        on_stop=jobs.close,
-        core=jobs,
-    )
+    return grpc_service("trainer", pb.DESCRIPTOR.services_by_name["TrainerService"], rpc.add_TrainerServiceServicer_to_server,
+                        TrainerServicer(jobs), jobs, on_start=jobs.start, on_stop=jobs.close)
