@@ -21,7 +21,9 @@ UNSCORABLE: dict[str, str] = {
 #: Scripts that run but depend on the machine (paths, clocks, sibling files) or accept more than the
 #: goal asks (found while building the replicas): scorable, with caveats.
 CAVEATS: dict[str, str] = {
-    "marrisuite-8": "eval script depends on absolute paths/timestamps",
+    "marrisuite-8": ("the script reads the whole state as text: 'goleta' plus a hotel or listing word passes, a booking phrase or "
+                     "'2 rooms'..'5 rooms' fails, the dates are not checked; with no such word at all it decides from the "
+                     "state file's path (a timestamp's minute), which HALO's evaluator never provides (a no-op fails)"),
     "networkin-25": "eval script depends on absolute paths/timestamps",
     "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",
     "gomail-11": "succeeds if any one email older than two months (ids 52-56) is trashed, not all of them",

@@ -1,0 +1,52 @@
+"""Shared by the replica test files: verify a site's tasks through the env service concurrently,
+and assert a row the way every replica must pass (oracle 1 without action errors, no-op 0, each
+labelled wrong attempt 0 without action errors)."""
+
+from __future__ import annotations
+
+
+from collections.abc import Iterable
+
+from halo.client.env import EnvClient
+from halo.env.tasks import default_registry
+from halo.sites.verify import VerifyRow, verify_site_tasks
+
+
+async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 6) -> dict[str, VerifyRow]:
+    """Every attempt of every task, at most `sessions` env sessions at once (text-only observations)."""
+    registry = default_registry()
+    rows = await verify_site_tasks(env, [registry.get(t) for t in task_ids], sessions=sessions)
+    return {row.task.id: row for row in rows}
+
+
+def assert_verifies(row: VerifyRow) -> None:
+    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
+    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
+    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
+    assert row.wrong, "every task has a wrong attempt"
+    for label, wrong in row.wrong.items():
+        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
+        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+
+
+def by_number(task_ids: Iterable[str]) -> list[str]:
+    return sorted(task_ids, key=lambda t: int(t.rsplit("-", 1)[1]))
+
+
+
+
+
+async def finish_state(http, site: str) -> dict:
+    """The /finish JSON of `site` for the httpx client's context (what agisdk's scripts read)."""
+    import html
+    import json
+    import re
+
+    page = (await http.get(f"/{site}//finish")).text
+    return json.loads(html.unescape(re.search(r"<pre>(.*)</pre>", page, re.S).group(1)))
+
+
+def score(task_id: str, state: dict) -> float:
+    from halo.reward.evaluator import evaluate
+
+    return evaluate(default_registry().get(task_id), state).score
