@@ -46,6 +46,17 @@ CAVEATS: dict[str, str] = {
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
         "another attempt's success makes a no-op pass; HALO's evaluator runs it with the state file alone"
     ),
+    "opendining-1": "any reservation in the 3 PM hour (3:00-3:59) at a place whose cuisine, name or description says Italian passes; the day is not checked",
+    "opendining-2": "the day is not checked; 7:00 and 8:00 PM both count as 'between 7 and 8'",
+    "opendining-4": "only the episode's first reservation is read; 'top rated' is 3.5 stars and up, and the day is not checked",
+    "opendining-5": "only the first reservation is read; 'tonight' is not checked (any date and time passes)",
+    "opendining-6": "any restaurant at 1:30 PM on a July 18 passes (the year is not checked)",
+    "opendining-7": "the rating and the day are not checked: any reservation whose restaurant's name, description or image URL has a waterfront word passes",
+    "opendining-9": "only the first reservation is read; the day is not checked",
+    "opendining-12": "the date is barely checked: any date but 2025-10-21 passes",
+    "opendining-17": "the neighbourhood and the date are not checked (any place, 8-10 PM, 6 guests, business meal)",
+    "opendining-20": "a completed booking at 5:00 PM at any restaurant passes (the top-level booking time is not tied to Evening Delight)",
+    "opendining-24": "the day is not checked",
     "zilloft-2": "any tour request whose message names Long Beach (or Huntington Beach) without 'apt'/'unit'/'condo' passes; beds and baths are not checked",
     "zilloft-3": "any complete tour request (name, email, phone, message, a day or time) passes; the area, price, rooms and July 19 are not checked",
     "zilloft-5": "any message to any agent passes: San Jose and hiring are not checked",

@@ -6,12 +6,13 @@ from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
 from halo.sites.marrisuite import MarriSuite
 from halo.sites.omnizon import Omnizon
+from halo.sites.opendining import OpenDining
 from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, MarriSuite]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, MarriSuite, OpenDining]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
