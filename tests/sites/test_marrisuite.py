@@ -66,3 +66,15 @@ async def test_unknown_places_store_nothing_and_booking_confirms(http):
     [reservation] = (await finish_state(http, "marrisuite"))["initialfinaldiff"]["added"]["reservations"]
     assert reservation["hotelId"] == "h-102" and reservation["status"] == "Reservation confirmed" and reservation["total"] == 478
     assert hotels.next_weekend() == (hotels.dt.date(2024, 7, 26), hotels.dt.date(2024, 7, 28))
+
+
+async def test_reward_milestone_follows_the_oracle_and_not_a_wander(env, reward):
+    from halo.agent import actions as A
+    from halo.sites.oracle import Target
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    run = await run_rollout(env, reward, "marrisuite-8", oracle_policy(MarriSuite.oracles["marrisuite-8"]))
+    assert run.evaluation.success and [c for c in run.components if c.startswith("milestone:")] == ["milestone:search_run"]
+    wander = [A.Fill(Target("textbox", "Destination"), "Goleta"), A.ClickElement(Target("link", "My Trips"))]
+    run = await run_rollout(env, reward, "marrisuite-8", oracle_policy(wander))
+    assert not run.evaluation.success and not [c for c in run.components if c.startswith("milestone:")]

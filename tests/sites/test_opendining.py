@@ -150,3 +150,19 @@ async def test_search_filters_and_pages(http):
     assert (await http.get(f"/opendining/img/{by_name('Golden Lotus').id}.svg")).text.startswith("<svg")
     picker = (await http.get(f"/opendining/restaurant/{by_name('River View Cafe').id}")).text
     assert 'max="2025-12-31"' in picker and 'min="2024-07-18"' in picker
+
+
+async def test_reward_milestones_follow_the_oracle_and_not_a_wander(env, reward):
+    from halo.agent import actions as A
+    from halo.sites.oracle import Target
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    run = await run_rollout(env, reward, "opendining-2", oracle_policy(OpenDining.oracles["opendining-2"]))
+    assert run.evaluation.success
+    assert [c for c in run.components if c.startswith("milestone:")] == ["milestone:restaurant_page", "milestone:reservation_made"]
+    run = await run_rollout(env, reward, "opendining-20", oracle_policy(OpenDining.oracles["opendining-20"]))
+    assert [c for c in run.components if c.startswith("milestone:")] == ["milestone:restaurant_page", "milestone:notify_set"]
+    wander = [A.SelectOption(Target("combobox", "Cuisine"), ("American",)), A.ClickElement(Target("button", "Let's go")),
+              A.ClickElement(Target("link", "My reservations"))]
+    run = await run_rollout(env, reward, "opendining-2", oracle_policy(wander))
+    assert not run.evaluation.success and not [c for c in run.components if c.startswith("milestone:")]

@@ -167,3 +167,21 @@ async def test_pages_render_and_unknown_ones_are_404(http):
     assert (await http.get("/staynb/book/40100")).status_code == 404           # no booking under way
     stay = (await http.get(f"/staynb/rooms/{by_title('Kitsilano house near the beach').id}?dialog=share&stay=40100")).text
     assert 'aria-label="Send to Weekend Crew (group chat)"' in stay
+
+
+async def test_reward_milestones_follow_the_oracle_and_not_a_wander(env, reward):
+    """configs/rewards.yaml's staynb milestones: a correct path earns search, dates, filters and the
+    wishlist in that order; opening panels and pages without searching earns none."""
+    from halo.agent import actions as A
+    from halo.sites.oracle import Target
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    run = await run_rollout(env, reward, "staynb-6", oracle_policy(StayNB.oracles["staynb-6"]))
+    assert run.evaluation.success
+    paid = [c for c in run.components if c.startswith("milestone:")]
+    assert paid == ["milestone:search_applied", "milestone:dates_set", "milestone:filters_applied", "milestone:wishlisted"]
+    wander = [A.ClickElement(Target("button", contains="Check in")), A.ClickElement(Target("button", "Next month")),
+              A.ClickElement(Target("button", "Thursday, August 1, 2024")), A.ClickElement(Target("button", contains="Who:")),
+              A.ClickElement(Target("button", "Increase Adults")), A.ClickElement(Target("link", "Wishlists"))]
+    run = await run_rollout(env, reward, "staynb-6", oracle_policy(wander))
+    assert not run.evaluation.success and not [c for c in run.components if c.startswith("milestone:")]
