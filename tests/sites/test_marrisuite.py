@@ -4,13 +4,11 @@ and the env service; plus the store rules the text-scanning script depends on, o
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
 from halo.env.tasks import default_registry
-from halo.sites.app import create_app
 from halo.sites.marrisuite import TASK_IDS, MarriSuite, hotels
-from tests.sites.verifying import assert_verifies, finish_state, score, verify_all
+from tests.sites.verifying import assert_verifies, finish_state, score, site_client, verify_all
 
 
 def test_replica_serves_the_v2_marrisuite_task():
@@ -31,9 +29,7 @@ async def test_task_verifies_with_agisdk_script(env):
 
 @pytest.fixture
 async def http():
-    transport = httpx.ASGITransport(app=create_app([MarriSuite]))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sites", follow_redirects=True) as client:
-        assert (await client.get("/marrisuite//config?run_id=r1&task_id=v2.marrisuite-8")).status_code == 200
+    async with site_client(MarriSuite, "marrisuite-8", "r1") as client:
         yield client
 
 

@@ -7,29 +7,23 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-import httpx
 import pytest
 
-from halo.env.tasks import agisdk_v2_dir, default_registry
-from halo.sites.app import create_app
+from halo.env.tasks import agisdk_v2_dir
 from halo.sites.opendining import TASK_IDS, OpenDining, restaurants
 from halo.sites.opendining.restaurants import TODAY, by_name
-from halo.sites.verify import VerifyRow
-from tests.sites.verifying import assert_verifies, by_number, finish_state, score, verify_all
+from tests.sites.verifying import (
+    assert_replica_serves, assert_verifies, by_number, finish_state, score, site_client, verified_fixture,
+)
 
 TASKS = by_number(TASK_IDS)
 
 
 def test_replica_serves_every_v2_opendining_task():
-    v2 = default_registry().list(site="opendining", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 11
-    assert all(t.replica_available and t.scorable and t.notes for t in v2)
-    assert set(OpenDining.oracles) == set(OpenDining.wrong_attempts) == TASK_IDS
+    assert_replica_serves(OpenDining, 11)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASKS)
+verified = verified_fixture(TASKS)
 
 
 @pytest.mark.parametrize("task_id", TASKS)
@@ -92,9 +86,7 @@ def test_seed_has_the_tables_the_goals_need_and_their_decoys():
 
 @pytest.fixture
 async def http():
-    transport = httpx.ASGITransport(app=create_app([OpenDining]))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sites", follow_redirects=True) as client:
-        assert (await client.get("/opendining//config?run_id=r9&task_id=v2.opendining-1")).status_code == 200
+    async with site_client(OpenDining, "opendining-1", "r9") as client:
         yield client
 
 

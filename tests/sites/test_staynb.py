@@ -6,29 +6,22 @@ from __future__ import annotations
 
 import datetime as dt
 
-import httpx
 import pytest
 
-from halo.env.tasks import default_registry
-from halo.sites.app import create_app
 from halo.sites.staynb import TASK_IDS, StayNB, stays, trips
 from halo.sites.staynb.stays import DESTINATION_BY_LABEL, Filters, by_title
-from halo.sites.verify import VerifyRow
-from tests.sites.verifying import assert_verifies, by_number, finish_state, score, verify_all
+from tests.sites.verifying import (
+    assert_replica_serves, assert_verifies, by_number, finish_state, score, site_client, verified_fixture,
+)
 
 TASKS = by_number(TASK_IDS)
 
 
 def test_replica_serves_every_v2_staynb_task():
-    v2 = default_registry().list(site="staynb", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 11
-    assert all(t.replica_available and t.scorable and t.notes for t in v2)
-    assert set(StayNB.oracles) == set(StayNB.wrong_attempts) == TASK_IDS
+    assert_replica_serves(StayNB, 11)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASKS)
+verified = verified_fixture(TASKS)
 
 
 @pytest.mark.parametrize("task_id", TASKS)
@@ -102,9 +95,7 @@ def test_card_validation_errors():
 
 @pytest.fixture
 async def http():
-    transport = httpx.ASGITransport(app=create_app([StayNB]))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sites", follow_redirects=True) as client:
-        assert (await client.get("/staynb//config?run_id=r3&task_id=v2.staynb-9")).status_code == 200
+    async with site_client(StayNB, "staynb-9", "r3") as client:
         yield client
 
 

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import contextlib
+
+import httpx
+import pytest
+
 from halo.client.env import EnvClient
 from halo.env.tasks import default_registry
 from halo.sites.verify import VerifyRow, verify_site_tasks
@@ -50,3 +55,33 @@ def score(task_id: str, state: dict) -> float:
     from halo.reward.evaluator import evaluate
 
     return evaluate(default_registry().get(task_id), state).score
+
+
+def verified_fixture(task_ids: Iterable[str]):
+    """A module fixture `verified`: every attempt of these tasks, run once for the module's tests."""
+    @pytest.fixture(scope="module")
+    async def verified(env) -> dict[str, VerifyRow]:
+        return await verify_all(env, task_ids)
+
+    return verified
+
+
+def assert_replica_serves(cls, count: int) -> None:
+    """The registry lists the site's REAL v2 tasks as served by the replica, each scorable and with
+    its caveats spelled out, and the replica has an oracle and wrong attempts for each."""
+    v2 = default_registry().list(site=cls.site_id, suite="real-v2")
+    assert {t.id for t in v2} == cls.task_ids and len(v2) == count
+    assert all(t.replica_available and t.scorable and t.notes for t in v2)
+    assert set(cls.oracles) == set(cls.wrong_attempts) == cls.task_ids
+
+
+@contextlib.asynccontextmanager
+async def site_client(cls, task_id: str, run_id: str):
+    """An HTTP client on a sites app serving only `cls`, configured for `task_id` (REAL's /config)."""
+    from halo.sites.app import create_app
+
+    transport = httpx.ASGITransport(app=create_app([cls]))
+    async with httpx.AsyncClient(transport=transport, base_url="http://sites", follow_redirects=True) as client:
+        r = await client.get(f"/{cls.site_id}//config?run_id={run_id}&task_id=v2.{task_id}")
+        assert r.status_code == 200, r.text
+        yield client

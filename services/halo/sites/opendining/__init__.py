@@ -121,10 +121,7 @@ class OpenDining(BootingReplica):
         r = restaurants.RESTAURANT_BY_ID.get(request.path_params["rid"])
         if r is None:
             return self._missing(request)
-        params = form or request.query_params
-        party = to_int(params.get("party"), 2, 1, restaurants.PARTY_SIZES[-1])
-        day = _day(params.get("date", TODAY.isoformat()))
-        time = str(params.get("time", ""))
+        party, day, time = self._table(form or request.query_params)
         available = dict(restaurants.slot_grid(r, day, party)).get(time) is True
         return self.show(request, "opendining_reserve.html", status_code=409 if error else 200, r=r, party=party, day=day,
                          time=time, available=available, error=error, form=form or {})
@@ -143,14 +140,18 @@ class OpenDining(BootingReplica):
 
     # --- forms -----------------------------------------------------------------------------------
 
+    @staticmethod
+    def _table(values) -> tuple[int, dt.date, str]:
+        """Party size, day and time from a restaurant page's query or a table form."""
+        party = to_int(values.get("party"), 2, 1, restaurants.PARTY_SIZES[-1])
+        return party, _day(values.get("date", TODAY.isoformat())), str(values.get("time", ""))
+
     async def reserve(self, request: Request) -> Response:
         form = await request.form()
         r = restaurants.RESTAURANT_BY_ID.get(str(form.get("restaurant", "")))
         if r is None:
             return self.see_other("/")
-        party = to_int(form.get("party"), 2, 1, restaurants.PARTY_SIZES[-1])
-        day = _day(form.get("date", TODAY.isoformat()))
-        time = str(form.get("time", ""))
+        party, day, time = self._table(form)
         occasion = str(form.get("occasion", "None"))
         request_text = one_line(form.get("specialRequest"), 500)
         try:
@@ -167,9 +168,7 @@ class OpenDining(BootingReplica):
         r = restaurants.RESTAURANT_BY_ID.get(str(form.get("restaurant", "")))
         if r is None:
             return self.see_other("/")
-        party = to_int(form.get("party"), 2, 1, restaurants.PARTY_SIZES[-1])
-        day = _day(form.get("date", TODAY.isoformat()))
-        time = str(form.get("time", ""))
+        party, day, time = self._table(form)
         if dict(restaurants.slot_grid(r, day, party)).get(time) is False:     # only a taken time can be watched
             reservations.notify(self.boot(request), r, day, time, party)
         return self.see_other(self.restaurant_url(r, party, day, notified=time).removeprefix(f"/{self.site_id}"))
