@@ -69,3 +69,21 @@ async def test_eight_concurrent_sessions_on_one_site_stay_isolated(env, site):
 
 
 REPLICA_TYPES_BY_SITE = {cls.site_id: cls for cls in REPLICA_TYPES}
+
+
+def test_a_verify_row_with_action_errors_is_not_ok():
+    """`halo tasks verify`'s "ok": an oracle that scored 1 past a failed step, or a wrong attempt
+    that scored 0 because a step failed, verifies nothing."""
+    from halo.reward.evaluator import Evaluation
+    from halo.sites.verify import Attempt, VerifyRow
+
+    task = default_registry().get("marrisuite-8")
+
+    def attempt(kind: str, success: bool, errors: list[str] | None = None) -> Attempt:
+        return Attempt(task.id, kind, {}, "", errors or [], Evaluation(task.id, success))
+
+    good = dict(task=task, oracle=attempt("oracle", True), noop=attempt("noop", False))
+    assert VerifyRow(**good, wrong={"x": attempt("wrong", False)}).ok
+    assert not VerifyRow(**good, wrong={"x": attempt("wrong", False, ["click timed out"])}).ok
+    assert not VerifyRow(task, attempt("oracle", True, ["fill timed out"]), attempt("noop", False), {}).ok
+    assert not VerifyRow(**good, wrong={"x": attempt("wrong", True)}).ok

@@ -49,6 +49,7 @@ async def run_verify(site: str = "") -> int:
         table.add_column(col)
     for row in rows:
         failed = [f"wrong '{label}' scored 1" for label, attempt in row.wrong.items() if not _passed(attempt)]
+        failed += [f"wrong '{label}': {attempt.errors[0]}" for label, attempt in row.wrong.items() if attempt.errors]
         notes = "; ".join(row.oracle.errors[:2]) if row.oracle and row.oracle.errors else "; ".join(failed) or row.task.notes
         table.add_row(row.task.id, row.task.site, "yes", _cell(row.oracle), _cell(row.noop), _wrong_cell(row.wrong),
                       "[green]yes[/green]" if row.ok else "[red]NO[/red]", notes)

@@ -69,10 +69,13 @@ class VerifyRow:
 
     @property
     def ok(self) -> bool:
+        """Oracle 1 and no-op 0, each wrong attempt 0, and no action error in the oracle or a wrong
+        attempt: an oracle that scored 1 past a failed step, or a near miss that scored 0 because a
+        step failed rather than because it was wrong, verifies nothing."""
         return (
-            self.oracle is not None and self.oracle.score == 1.0
+            self.oracle is not None and self.oracle.score == 1.0 and not self.oracle.errors
             and self.noop is not None and self.noop.score == 0.0
-            and all(attempt.score == 0.0 for attempt in self.wrong.values())
+            and all(attempt.score == 0.0 and not attempt.errors for attempt in self.wrong.values())
         )
 
 

@@ -41,6 +41,11 @@ _AXTREE_JS = r"""
     url: "textbox", text: "textbox", password: "textbox", date: "textbox", time: "textbox", "datetime-local": "textbox"};
   const INTERACTIVE_ROLES = new Set(["button", "link", "textbox", "searchbox", "checkbox", "radio", "combobox",
     "option", "slider", "spinbutton", "menuitem", "tab", "switch", "listbox", "menuitemcheckbox", "treeitem"]);
+  // A form's named controls shadow its element properties (a field named "children" makes
+  // form.children that input): read the DOM through the prototypes' own getters.
+  const getter = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop).get;
+  const CHILDREN = getter(Element.prototype, "children"), CHILD_NODES = getter(Node.prototype, "childNodes");
+  const TAG = getter(Element.prototype, "tagName");
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "BR", "SVG", "PATH"]);
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + "…" : s);
@@ -72,14 +77,14 @@ _AXTREE_JS = r"""
   };
   const ownText = (el) => {
     let t = "";
-    for (const n of el.childNodes) if (n.nodeType === 3) t += n.textContent;
+    for (const n of CHILD_NODES.call(el)) if (n.nodeType === 3) t += n.textContent;
     return clean(t);
   };
   const vw = window.innerWidth, vh = window.innerHeight;
   const out = [];
   const focused = document.activeElement;
   const walk = (el, depth) => {
-    if (out.length >= maxElements || SKIP.has(el.tagName)) return;
+    if (out.length >= maxElements || SKIP.has(TAG.call(el))) return;
     const style = window.getComputedStyle(el);
     if (style.display === "none" || style.visibility === "hidden" || el.getAttribute("aria-hidden") === "true") return;
     const role = roleOf(el);
@@ -103,7 +108,7 @@ _AXTREE_JS = r"""
       // An interactive element's children are already in its name.
       if (interactive && role !== "listbox" && role !== "combobox") return;
     }
-    for (const child of el.children) walk(child, depth + (shown ? 1 : 0));
+    for (const child of CHILDREN.call(el)) walk(child, depth + (shown ? 1 : 0));
   };
   if (document.body) walk(document.body, 0);
   return out;

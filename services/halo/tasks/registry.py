@@ -23,7 +23,9 @@ UNSCORABLE: dict[str, str] = {
 #: Scripts that run but depend on the machine (paths, clocks, sibling files) or accept more than the
 #: goal asks (found while building the replicas): scorable, with caveats.
 CAVEATS: dict[str, str] = {
-    "marrisuite-8": "eval script depends on absolute paths/timestamps",
+    "marrisuite-8": ("the script reads the whole state as text: 'goleta' plus a hotel or listing word passes, a booking phrase or "
+                     "'2 rooms'..'5 rooms' fails, the dates are not checked; with no such word at all it decides from the "
+                     "state file's path (a timestamp's minute), which HALO's evaluator never provides (a no-op fails)"),
     "networkin-25": "eval script depends on absolute paths/timestamps",
     "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",
     "gomail-11": "succeeds if any one email older than two months (ids 52-56) is trashed, not all of them",
@@ -46,6 +48,28 @@ CAVEATS: dict[str, str] = {
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
         "another attempt's success makes a no-op pass; HALO's evaluator runs it with the state file alone"
     ),
+    "opendining-1": "any reservation in the 3 PM hour (3:00-3:59) at a place whose cuisine, name or description says Italian passes; the day is not checked",
+    "opendining-2": "the day is not checked; 7:00 and 8:00 PM both count as 'between 7 and 8'",
+    "opendining-4": "only the episode's first reservation is read; 'top rated' is 3.5 stars and up, and the day is not checked",
+    "opendining-5": "only the first reservation is read; 'tonight' is not checked (any date and time passes)",
+    "opendining-6": "any restaurant at 1:30 PM on a July 18 passes (the year is not checked)",
+    "opendining-7": "the rating and the day are not checked: any reservation whose restaurant's name, description or image URL has a waterfront word passes",
+    "opendining-9": "only the first reservation is read; the day is not checked",
+    "opendining-12": "the date is barely checked: any date but 2025-10-21 passes",
+    "opendining-17": "the neighbourhood and the date are not checked (any place, 8-10 PM, 6 guests, business meal)",
+    "opendining-20": "a completed booking at 5:00 PM at any restaurant passes (the top-level booking time is not tied to Evening Delight)",
+    "opendining-24": "the day is not checked",
+    "staynb-1": "the 2 bedrooms are not checked; any guest mix summing to 3 (infants and pets included) passes",
+    "staynb-4": "reads added.search only; 2 or more adults+children pass; with no amenity filter it passes only for a destination with ', usa' in it (StayNB labels never have it)",
+    "staynb-5": "extra amenities pass; a completed booking fails",
+    "staynb-6": "any new wishlist holding a stay with 2+ bedrooms and 2+ beds passes with the Cape Town search; the stay's city, wifi and size for 4 are not checked",
+    "staynb-9": "with no amenity filter in the search it decides on the parity of the run_id's trailing digits (arbitrary); 'tonight' is any one-day search",
+    "staynb-12": "exactly 2 adults: '2 guests' as 1 adult + 1 child fails; any started booking fails",
+    "staynb-13": "only a one-day search (check-in = check-out = July 18) passes: July 18-19, the usual reading of 'the night of July 18', fails",
+    "staynb-14": "'the first weekend of January' is read as 2025-01-03 to 01-05; 2+ bedrooms come from the Bedrooms filter",
+    "staynb-15": "any San Jose, Costa Rica search without a booking passes (dates and guests are free, as the goal says)",
+    "staynb-17": "any amenity filter passes for 'I need wifi' (the list only has to be non-empty)",
+    "staynb-19": "sharing to the group chat is not checked: the search alone passes",
     "zilloft-2": "any tour request whose message names Long Beach (or Huntington Beach) without 'apt'/'unit'/'condo' passes; beds and baths are not checked",
     "zilloft-3": "any complete tour request (name, email, phone, message, a day or time) passes; the area, price, rooms and July 19 are not checked",
     "zilloft-5": "any message to any agent passes: San Jose and hiring are not checked",

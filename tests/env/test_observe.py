@@ -1,0 +1,39 @@
+"""The page observer reads forms whose named controls shadow DOM properties.
+
+A form element exposes its controls by name as properties: with a field named `children` (a
+booking form's guest counts), `form.children` is that input, and the observer's walk crashed
+with "el.children is not iterable" on the whole page.
+"""
+
+from __future__ import annotations
+
+from playwright.async_api import async_playwright
+
+from halo.env.browsers import CHROMIUM_ARGS, find_chromium
+from halo.env.observe import read_elements
+
+SHADOWING_FORM = """<!doctype html><title>guests</title>
+<form aria-label="Guests">
+  <label>Adults <input name="adults" value="2"></label>
+  <label>Children <input name="children" value="1"></label>
+  <label>Notes <input name="childNodes" value=""></label>
+  <label>Kind <input name="tagName" value="x"></label>
+  <p>Text inside the form</p>
+  <button>Search</button>
+</form>"""
+
+
+async def test_controls_named_children_do_not_hide_the_form_contents():
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.set_content(SHADOWING_FORM)
+            assert await page.evaluate("typeof document.forms[0].children.length") == "undefined"   # shadowed
+            elements = await read_elements(page)
+        finally:
+            await browser.close()
+    found = {(e.role, e.name, e.value) for e in elements}
+    assert ("textbox", "Children", "1") in found and ("textbox", "Adults", "2") in found
+    assert ("textbox", "Notes", "") in found and ("button", "Search", "") in found
+    assert any(e.name == "Text inside the form" for e in elements)
