@@ -22,7 +22,6 @@ UNSCORABLE: dict[str, str] = {
 #: goal asks (found while building the replicas): scorable, with caveats.
 CAVEATS: dict[str, str] = {
     "marrisuite-8": "eval script depends on absolute paths/timestamps",
-    "networkin-25": "eval script depends on absolute paths/timestamps",
     "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",
     "gomail-11": "succeeds if any one email older than two months (ids 52-56) is trashed, not all of them",
     "gomail-14": "any single batch of 1-50 trashed emails passes ('visible' is not checked)",
@@ -53,6 +52,21 @@ CAVEATS: dict[str, str] = {
     "zilloft-14": "the 9 AM is not checked (any time tomorrow passes), nor the price; 'tomorrow' is the day after the first timestamp in the state",
     "zilloft-15": "a requester named 'Bob Bob' passes at any time of a weekend day; the Bay Area is read from city names in the message",
     "zilloft-22": "any tour request passes: Southern California and the $1M limit are not checked",
+    # networkin (REAL v2 NetworkIn replica)
+    "networkin-1": "any two follows including Microsoft pass ('popular' is not checked); with no follows at all, a search for 'microsoft' passes",
+    "networkin-5": "a side-project message passes if the recipient's stored strings say software engineer (any search with 'software' and no data-science context also passes)",
+    "networkin-6": "any 'project' message by Div plus any search term with 'new york', 'nyc' or 'tech' passes: the recipient's city and industry are not checked",
+    "networkin-10": "counts new connections (contactList or accepted-request chats) in the diff; who they are is not checked",
+    "networkin-11": "a self-post with 'network' and a DM phrase, sent as a post message to 2 chats (or any 2 new connections) passes",
+    "networkin-13": "any self-post mentioning 'summer' and 'intern' passes",
+    "networkin-19": ("eval_networkin_19.py reads data['env_state']['initialfinaldiff'], which only agisdk's leaderboard payload "
+                     "carries: the replica's /finish mirrors the diff there (the other networkin scripts score the same); "
+                     "exactly one self-post with 'internship' and 'agi inc' passes"),
+    "networkin-25": ("any truthy attend/going/rsvp key or any stored string with '/event/' or '/events/' passes (event pages "
+                     "live at /my-network/events?id=… so viewing does not); which event is not checked, and the script also "
+                     "passes a no-op when the state file sits in a folder named 2025-09-25T23-21-08"),
+    "networkin-26": "a search for 'software engineer' alone passes, as does any message with 'software' and an advice word",
+    "networkin-27": "'oliviamartinez' as a contact, a chat key or a connection grade passes: a message to Olivia alone also passes",
     "zilloft-23": ("any price <= $900K anywhere in the state counts as the price filter (a minimum price too), and a tour of a "
                    "California home with 3+ beds and a price under $900K passes without filters"),
 }

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
+from halo.sites.networkin import NetworkIn
 from halo.sites.omnizon import Omnizon
 from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, NetworkIn]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
