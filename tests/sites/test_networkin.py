@@ -4,20 +4,16 @@ env service); plus the store rules those scripts depend on, over HTTP."""
 
 from __future__ import annotations
 
-import asyncio
-import html
-import json
 import re
 
-import httpx
 import pytest
 
 from halo.env.tasks import default_registry
 from halo.reward.evaluator import evaluate
-from halo.sites.app import create_app
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
 from halo.sites.verify import VerifyRow, verify_site_tasks
+from tests.sites.replica_checks import assert_verified, finish_state, score, site_client
 
 NETWORKIN_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -32,21 +28,14 @@ def test_replica_serves_every_v2_networkin_task():
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, four env sessions at a time."""
-    rows = await verify_site_tasks(env, [default_registry().get(t) for t in NETWORKIN_TASKS], sessions=4)
+    """Oracle, no-op and wrong attempts of every task, six env sessions at a time."""
+    rows = await verify_site_tasks(env, [default_registry().get(t) for t in NETWORKIN_TASKS], sessions=6)
     return {row.task.id: row for row in rows}
 
 
 @pytest.mark.parametrize("task_id", NETWORKIN_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)     # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+    assert_verified(verified[task_id])
 
 
 async def test_env_state_mirror_changes_no_other_verdict(verified):
@@ -82,19 +71,8 @@ async def test_oracle_states_carry_what_the_goals_ask(verified):
 
 @pytest.fixture
 async def http():
-    transport = httpx.ASGITransport(app=create_app([NetworkIn]))
-    async with httpx.AsyncClient(transport=transport, base_url="http://sites", follow_redirects=True) as client:
-        assert (await client.get("/networkin//config?run_id=run-3&task_id=v2.networkin-25&latency=0")).status_code == 200
+    async with site_client(NetworkIn, "networkin-25") as client:
         yield client
-
-
-async def finish_state(http: httpx.AsyncClient) -> dict:
-    page = (await http.get("/networkin//finish")).text
-    return json.loads(html.unescape(re.search(r"<pre>(.*)</pre>", page, re.S).group(1)))
-
-
-def score(task_id: str, state: dict) -> float:
-    return evaluate(default_registry().get(task_id), state).score
 
 
 async def test_browsing_every_page_passes_no_task(http):
@@ -102,7 +80,7 @@ async def test_browsing_every_page_passes_no_task(http):
     for path in ["/", "/mynetwork", "/my-network/events", "/my-network/events?id=nyc-tech-mixer", "/messaging",
                  "/in/oliviamartinez", "/company/microsoft", "/feed/send?post=post-1", "/search/results/companies"]:
         assert (await http.get(f"/networkin{path}")).status_code == 200, path
-    state = await finish_state(http)
+    state = await finish_state(http, "networkin")
     assert set(state["initialfinaldiff"]["added"]) == {"config"}
     assert state["initialfinaldiff"]["updated"]["router"]["location"]["pathname"] == "/search/results/companies"
     for task_id in NETWORKIN_TASKS:
@@ -113,7 +91,7 @@ async def test_connect_appends_a_contact_and_a_new_accepted_chat(http):
     await http.post("/networkin/api/connect", data={"member": "oliviamartinez", "back": "/mynetwork"})
     await http.post("/networkin/api/connect", data={"member": "oliviamartinez", "back": "/mynetwork"})   # once only
     await http.post("/networkin/api/connect", data={"member": "alexchen", "back": "/"})                 # already connected
-    added = (await finish_state(http))["initialfinaldiff"]["added"]
+    added = (await finish_state(http, "networkin"))["initialfinaldiff"]["added"]
     assert added["contactList"] == {str(len(CONNECTIONS)): "oliviamartinez"}        # a dict, as the scripts read it
     room = added["ui"]["messaging"]["chatroomData"]["oliviamartinez"]
     assert [m["message"] for m in room["messages"]] == ["Connection request sent", "Olivia Martinez accepted your connection request"]
@@ -125,7 +103,7 @@ async def test_search_records_history_once_and_keeps_keywords_in_the_location(ht
     assert names and all(MEMBER_BY_ID[n].location.startswith("New York") and "tech" in
                          f"{MEMBER_BY_ID[n].headline} {MEMBER_BY_ID[n].industry}".lower() for n in names)
     await http.get("/networkin/search/results/people", params={"keywords": "new york tech", "location": "New York, NY"})
-    state = await finish_state(http)
+    state = await finish_state(http, "networkin")
     assert list(state["initialfinaldiff"]["added"]["searchHistory"].values()) == [{"searchTerm": "new york tech", "type": "people"}]
     assert state["initialfinaldiff"]["updated"]["router"]["location"]["search"] == "?keywords=new+york+tech&location=New+York%2C+NY"
     assert {m.id for m in network.search_people("olivia martin")} == {"oliviamartinez", "oliviamartin"}   # the decoy shows too
@@ -135,7 +113,7 @@ async def test_posts_append_and_shares_point_at_the_post(http):
     await http.post("/networkin/api/post", data={"text": "  "})                     # empty: nothing posted
     await http.post("/networkin/api/post", data={"text": "Networking night! DM me"})
     await http.post("/networkin/api/share", data={"post": "post-9", "to": ["alexchen", "oliviamartinez"]})  # Olivia is no connection
-    added = (await finish_state(http))["initialfinaldiff"]["added"]
+    added = (await finish_state(http, "networkin"))["initialfinaldiff"]["added"]
     assert list(added["feedPosts"]) == ["8"]                                         # old posts keep their index
     assert added["ui"]["feed"]["postDynamicData"]["post-9"]["type"] == "self-post"
     [(key, shared)] = added["ui"]["messaging"]["chatroomData"]["alexchen"]["messages"].items()

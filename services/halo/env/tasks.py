@@ -67,6 +67,21 @@ CAVEATS: dict[str, str] = {
                      "passes a no-op when the state file sits in a folder named 2025-09-25T23-21-08"),
     "networkin-26": "a search for 'software engineer' alone passes, as does any message with 'software' and an advice word",
     "networkin-27": "'oliviamartinez' as a contact, a chat key or a connection grade passes: a message to Olivia alone also passes",
+    # topwork (REAL v2 TopWork replica)
+    "topwork-2": "any message (or offer description) with 'fitness', 'app' and 'interested' to a contact whose title says full stack or back end passes: an invitation is not required",
+    "topwork-3": "any 'Client' message with 'invite' to a contact whose title has python/backend/data/ml/ai passes ('ml' and 'ai' match inside other words); availability is not checked",
+    "topwork-4": "exactly one invited contact, a full-stack one; inviting someone who already was a contact counts twice (added and updated) and fails",
+    "topwork-7": "any offer object plus any offer-type message passes: the 'valid message' is not read",
+    "topwork-8": "removing any one data-related post passes; the other data posts may stay",
+    "topwork-9": "a 'Financial Analyst' post at $45-65 that is not a draft passes; the other fields are not checked",
+    "topwork-10": "the open chat must be Alex's (messages.selectedChatId) and a Sarah Johnson message must say 'help' and 'get set up'",
+    "topwork-11": ("exactly one offer titled 'Project Lead' (status Pending) passes; whether its freelancer was a past hire is not "
+                   "checked"),
+    "topwork-12": "one Sarah Johnson reply containing 'tomorrow' to any contact passes: the other unread chats may stay unanswered",
+    "topwork-13": ("needs estimateTime '1 to 3 months' and level 'Entry', which the goal never states ('small' and 'not "
+                   "permanent' only); the form offers Upwork's three durations and preselects none"),
+    "topwork-14": "the ids saved must include ashleycampbell and brandonmartinez (the script's fallback ids when no applicants are in the diff)",
+    "topwork-21": "any Sarah Johnson message with a broad word ('time', 'chat', 'call', 'free', a weekday…) to any contact passes",
     "zilloft-23": ("any price <= $900K anywhere in the state counts as the price filter (a minimum price too), and a tour of a "
                    "California home with 3+ beds and a price under $900K passes without filters"),
 }
