@@ -46,3 +46,14 @@ async def finish_state(http: httpx.AsyncClient, site: str) -> dict:
 
 def score(task_id: str, state: dict) -> float:
     return evaluate(default_registry().get(task_id), state).score
+
+
+def milestones_by_step(breakdowns) -> list[list[str]]:
+    """The milestones each transition of a rollout paid, step by step (names without the 'milestone:' prefix)."""
+    return [[c.name.removeprefix("milestone:") for c in b.components if c.name.startswith("milestone:")] for b in breakdowns]
+
+
+def site_milestone_names(site: str) -> set[str]:
+    from halo.reward.config import load_config
+
+    return {m.name for m in load_config().milestones[site]}

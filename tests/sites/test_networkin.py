@@ -4,6 +4,7 @@ env service); plus the store rules those scripts depend on, over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -13,7 +14,9 @@ from halo.reward.evaluator import evaluate
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
 from halo.sites.verify import VerifyRow, verify_site_tasks
-from tests.sites.replica_checks import assert_verified, finish_state, score, site_client
+from tests.sites.replica_checks import (
+    assert_verified, finish_state, milestones_by_step, score, site_client, site_milestone_names,
+)
 
 NETWORKIN_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -119,3 +122,41 @@ async def test_posts_append_and_shares_point_at_the_post(http):
     [(key, shared)] = added["ui"]["messaging"]["chatroomData"]["alexchen"]["messages"].items()
     assert shared["type"] == "post" and shared["postData"]["id"] == "post-9" and shared["authorId"] == "divgarg"
     assert "oliviamartinez" not in added["ui"]["messaging"]["chatroomData"]
+
+
+# --- dense rewards (configs/rewards.yaml) ---------------------------------------------------------------
+
+
+def test_milestones_are_the_specs():
+    assert site_milestone_names("networkin") == {"searched", "connected", "message_sent", "post_created",
+                                                  "company_followed", "event_attended"}
+
+
+async def test_milestones_fire_in_order_along_oracles_and_not_while_wandering(env, reward):
+    """networkin-6: the search, then the message; networkin-11: the post, then its sending (a post message);
+    a walk through the same pages that changes nothing pays none; connecting is no message."""
+    from halo.agent import actions as A
+    from halo.sites.oracle import Target
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    def paid(run) -> list[str]:
+        return [m for step in milestones_by_step(run.breakdowns) for m in step]
+
+    runs = await asyncio.gather(
+        run_rollout(env, reward, "networkin-6", oracle_policy(NetworkIn.oracles["networkin-6"])),
+        run_rollout(env, reward, "networkin-11", oracle_policy(NetworkIn.oracles["networkin-11"])),
+        run_rollout(env, reward, "networkin-6", oracle_policy([
+            A.ClickElement(Target("link", contains="My Network")), A.ClickElement(Target("link", "Ethan Brooks")),
+            A.ClickElement(Target("link", "Message")), A.ClickElement(Target("link", contains="Events")),
+            A.Scroll(0, 300), A.ClickElement(Target("link", contains="Home"))])),
+        run_rollout(env, reward, "networkin-6", oracle_policy([
+            A.ClickElement(Target("link", contains="My Network")), A.ClickElement(Target("button", "Invite Ethan Brooks to connect"))])),
+    )
+    search_then_message, post_then_share, wandering, connecting = runs
+    assert search_then_message.evaluation.success and post_then_share.evaluation.success
+    steps = milestones_by_step(search_then_message.breakdowns)
+    assert paid(search_then_message) == ["searched", "message_sent"] and steps[1] == ["searched"] and steps[-1] == ["message_sent"]
+    assert paid(post_then_share) == ["post_created", "message_sent"]
+    assert milestones_by_step(post_then_share.breakdowns)[-1] == ["message_sent"]      # paid when the post is sent
+    assert paid(wandering) == [] and not wandering.evaluation.success
+    assert paid(connecting) == ["connected"]

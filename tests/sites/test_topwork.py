@@ -4,6 +4,7 @@ env service); plus the store rules and seed facts those scripts depend on, over 
 
 from __future__ import annotations
 
+import asyncio
 import runpy
 
 import pytest
@@ -12,7 +13,9 @@ from halo.env.tasks import agisdk_v2_dir, default_registry
 from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
 from halo.sites.verify import VerifyRow, verify_site_tasks
-from tests.sites.replica_checks import assert_verified, finish_state, score, site_client
+from tests.sites.replica_checks import (
+    assert_verified, finish_state, milestones_by_step, score, site_client, site_milestone_names,
+)
 
 TOPWORK_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -130,3 +133,39 @@ async def test_removing_a_post_closes_it_and_lists_it_as_removed(http):
     assert diff["updated"]["jobs"]["jobs"] == {"2": {"status": "closed"}} and diff["deleted"] == {}
     assert "Logo Design for Artisan Bakery" not in (await http.get("/topwork/")).text
     assert board.invite_text(FREELANCER_BY_ID["jasonmiller"]).startswith("Hi Jason, I'd like to invite you")
+
+
+# --- dense rewards (configs/rewards.yaml) ---------------------------------------------------------------
+
+
+def test_milestones_are_the_specs():
+    assert site_milestone_names("topwork") == {"message_sent", "job_posted", "offer_sent", "saved", "job_removed"}
+
+
+async def test_milestones_fire_along_oracles_and_not_for_drafts_or_wandering(env, reward):
+    """topwork-11: the offer and its message on the Send step; topwork-13: the published post on the
+    Post step, a draft pays nothing; topwork-14: each save pays once; a walk through the pages pays none."""
+    from halo.agent import actions as A
+    from halo.sites.oracle import Target
+    from halo.sites.topwork.oracles import ANNOTATOR, post_job
+    from tests.reward.rollouts import oracle_policy, run_rollout
+
+    def paid(run) -> list[str]:
+        return [m for step in milestones_by_step(run.breakdowns) for m in step]
+
+    rehire, annotator, draft, saving, wandering = await asyncio.gather(
+        run_rollout(env, reward, "topwork-11", oracle_policy(TopWork.oracles["topwork-11"])),
+        run_rollout(env, reward, "topwork-13", oracle_policy(TopWork.oracles["topwork-13"])),
+        run_rollout(env, reward, "topwork-13", oracle_policy(post_job(*ANNOTATOR, "No, not at this time", 20, 25, draft=True))),
+        run_rollout(env, reward, "topwork-14", oracle_policy(TopWork.oracles["topwork-14"])),
+        run_rollout(env, reward, "topwork-12", oracle_policy([
+            A.ClickElement(Target("link", contains="Find talent")), A.ClickElement(Target("link", "Jason Miller")),
+            A.ClickElement(Target("link", "Invite to job")), A.ClickElement(Target("link", contains="My hires")),
+            A.ClickElement(Target("link", contains="Messages")), A.ClickElement(Target("link", contains="Mike Chen"))])),
+    )
+    assert all(run.evaluation.success for run in (rehire, annotator, saving))
+    assert milestones_by_step(rehire.breakdowns)[-1] == ["message_sent", "offer_sent"] and len(paid(rehire)) == 2
+    assert milestones_by_step(annotator.breakdowns)[-1] == ["job_posted"] and paid(annotator) == ["job_posted"]
+    assert paid(draft) == [] and not draft.evaluation.success
+    assert paid(saving) == ["saved"]
+    assert paid(wandering) == [] and not wandering.evaluation.success
