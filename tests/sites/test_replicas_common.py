@@ -12,7 +12,7 @@ from halo.env.tasks import default_registry
 from halo.sites.app import create_app
 from halo.sites.diff import detailed_diff
 from halo.sites.registry import REPLICA_TYPES, attempts_for
-from halo.sites.verify import run_attempt, verify_task
+from halo.sites.verify import Attempt, VerifyRow, run_attempt, verify_task
 
 SITES_WITH_ORACLES = [cls.site_id for cls in REPLICA_TYPES if cls.oracles]
 
@@ -69,3 +69,18 @@ async def test_eight_concurrent_sessions_on_one_site_stay_isolated(env, site):
 
 
 REPLICA_TYPES_BY_SITE = {cls.site_id: cls for cls in REPLICA_TYPES}
+
+
+def test_a_verified_row_needs_an_oracle_without_action_errors():
+    """`halo tasks verify`'s ok column: an oracle that scored 1 despite a failed step is not a solution."""
+    from halo.reward.evaluator import Evaluation
+
+    task = default_registry().get("networkin-13")
+
+    def attempt(kind: str, score: float, errors: list[str]) -> Attempt:
+        return Attempt(task.id, kind, {}, "", errors, Evaluation(task_id=task.id, success=score == 1.0))
+
+    clean = VerifyRow(task, attempt("oracle", 1.0, []), attempt("noop", 0.0, []), {"w": attempt("wrong", 0.0, [])})
+    assert clean.ok
+    assert not VerifyRow(task, attempt("oracle", 1.0, ["click: timed out"]), clean.noop, clean.wrong).ok
+    assert not VerifyRow(task, clean.oracle, clean.noop, {"w": attempt("wrong", 1.0, [])}).ok

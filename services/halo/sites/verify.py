@@ -69,8 +69,10 @@ class VerifyRow:
 
     @property
     def ok(self) -> bool:
+        """Oracle 1 without an action error (a step that failed is no UI-only solution, even when the
+        lenient script still passes), no-op 0, every wrong attempt 0."""
         return (
-            self.oracle is not None and self.oracle.score == 1.0
+            self.oracle is not None and self.oracle.score == 1.0 and not self.oracle.errors
             and self.noop is not None and self.noop.score == 0.0
             and all(attempt.score == 0.0 for attempt in self.wrong.values())
         )
