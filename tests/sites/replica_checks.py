@@ -57,3 +57,26 @@ def site_milestone_names(site: str) -> set[str]:
     from halo.reward.config import load_config
 
     return {m.name for m in load_config().milestones[site]}
+
+
+def assert_serves_every_v2_task(replica: type[Replica], count: int) -> None:
+    """The registry lists the site's `count` REAL v2 tasks as served and scorable, each with its caveat,
+    ListTasks(replica_only) returns them, and each has an oracle and labelled wrong attempts."""
+    site = replica.site_id
+    v2 = default_registry().list(site=site, suite="real-v2")
+    assert {t.id for t in v2} == replica.task_ids and len(v2) == count
+    assert all(t.replica_available and t.scorable and t.notes for t in v2)
+    assert set(replica.oracles) == set(replica.wrong_attempts) == replica.task_ids
+    assert {t.id for t in default_registry().list(site=site, replica_only=True)} == replica.task_ids
+
+
+def natural_task_order(task_ids) -> list[str]:
+    return sorted(task_ids, key=lambda t: int(t.rsplit("-", 1)[1]))
+
+
+async def verify_all(env, task_ids, sessions: int = 6) -> dict[str, VerifyRow]:
+    """Oracle, no-op and wrong attempts of every task, `sessions` env sessions at a time."""
+    from halo.sites.verify import verify_site_tasks
+
+    rows = await verify_site_tasks(env, [default_registry().get(t) for t in natural_task_order(task_ids)], sessions=sessions)
+    return {row.task.id: row for row in rows}

@@ -13,27 +13,22 @@ from halo.env.tasks import default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
-from halo.sites.verify import VerifyRow, verify_site_tasks
+from halo.sites.verify import VerifyRow
 from tests.sites.replica_checks import (
-    assert_verified, finish_state, milestones_by_step, score, site_client, site_milestone_names,
+    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
+    site_client, site_milestone_names, verify_all,
 )
 
-NETWORKIN_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
+NETWORKIN_TASKS = natural_task_order(TASK_IDS)
 
 
 def test_replica_serves_every_v2_networkin_task():
-    v2 = default_registry().list(site="networkin", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 10
-    assert all(t.replica_available and t.scorable and t.notes for t in v2)
-    assert set(NetworkIn.oracles) == set(NetworkIn.wrong_attempts) == TASK_IDS
-    assert {t.id for t in default_registry().list(site="networkin", replica_only=True)} == TASK_IDS
+    assert_serves_every_v2_task(NetworkIn, 10)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, six env sessions at a time."""
-    rows = await verify_site_tasks(env, [default_registry().get(t) for t in NETWORKIN_TASKS], sessions=6)
-    return {row.task.id: row for row in rows}
+    return await verify_all(env, TASK_IDS)
 
 
 @pytest.mark.parametrize("task_id", NETWORKIN_TASKS)

@@ -12,27 +12,22 @@ import pytest
 from halo.env.tasks import agisdk_v2_dir, default_registry
 from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
-from halo.sites.verify import VerifyRow, verify_site_tasks
+from halo.sites.verify import VerifyRow
 from tests.sites.replica_checks import (
-    assert_verified, finish_state, milestones_by_step, score, site_client, site_milestone_names,
+    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
+    site_client, site_milestone_names, verify_all,
 )
 
-TOPWORK_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
+TOPWORK_TASKS = natural_task_order(TASK_IDS)
 
 
 def test_replica_serves_every_v2_topwork_task():
-    v2 = default_registry().list(site="topwork", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 12
-    assert all(t.replica_available and t.scorable and t.notes for t in v2)
-    assert set(TopWork.oracles) == set(TopWork.wrong_attempts) == TASK_IDS
-    assert {t.id for t in default_registry().list(site="topwork", replica_only=True)} == TASK_IDS
+    assert_serves_every_v2_task(TopWork, 12)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, six env sessions at a time."""
-    rows = await verify_site_tasks(env, [default_registry().get(t) for t in TOPWORK_TASKS], sessions=6)
-    return {row.task.id: row for row in rows}
+    return await verify_all(env, TASK_IDS)
 
 
 @pytest.mark.parametrize("task_id", TOPWORK_TASKS)

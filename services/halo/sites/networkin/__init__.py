@@ -10,33 +10,28 @@ its rules live in `network.py`, the seed in `people.py`, the oracles in `oracles
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from halo.sites.networkin import network
 from halo.sites.networkin.oracles import ORACLES, WRONG_ATTEMPTS
 from halo.sites.networkin.people import COMPANIES, COMPANY_BY_ID, EVENT_BY_ID, EVENTS, LOCATIONS, MEMBER_BY_ID, ME
-from halo.sites.replica import Replica
+from halo.sites.pages import StorePages, safe_back
 from halo.sites.store import SiteSession
 
 TASK_IDS = frozenset(f"networkin-{n}" for n in (1, 5, 6, 10, 11, 13, 19, 25, 26, 27))
 SEARCH_KINDS = ("people", "companies")
 
 
-def _safe_back(value: Any, default: str = "/") -> str:
-    text = str(value or "")
-    return text if text.startswith("/") and not text.startswith("//") and "\\" not in text else default
-
-
-class NetworkIn(Replica):
+class NetworkIn(StorePages):
     site_id = "networkin"
     title = "NetworkIn"
     task_ids = TASK_IDS
     oracles = ORACLES
     wrong_attempts = WRONG_ATTEMPTS
+    not_found_template = "networkin_not_found.html"
     showcase_pages = [
         ("feed", "/"),
         ("search", "/search/results/people?keywords=software+engineer"),
@@ -83,47 +78,25 @@ class NetworkIn(Replica):
             Route("/api/message", self.message, methods=["POST"]),
         ]
 
-    # --- helpers -------------------------------------------------------------------------------
-
-    def _show(self, request: Request, pathname: str, template: str, status_code: int = 200, **context: Any) -> Response:
-        session = self.session(request)
-        state = session.state
-        network.boot(state, session.run_id, session.task_id)
-        query = request.url.query
-        network.set_location(state, pathname, f"?{query}" if query else "")
-        response = self.render(request, template, here=pathname + (f"?{query}" if query else ""),
-                               notice=request.query_params.get("notice", "")[:200], **context)
-        response.status_code = status_code
-        return response
-
-    def _redirect(self, path: str, notice: str = "") -> Response:
-        if notice:
-            path += ("&" if "?" in path else "?") + urlencode({"notice": notice})
-        return RedirectResponse(self.url(path), status_code=303)
-
-    def _not_found(self, request: Request, what: str) -> Response:
-        return self._show(request, request.url.path.removeprefix(f"/{self.site_id}") or "/", "networkin_not_found.html",
-                          status_code=404, what=what)
-
     # --- pages ---------------------------------------------------------------------------------
 
     async def feed(self, request: Request) -> Response:
         state = self.session(request).state
-        return self._show(request, "/", "networkin_feed.html", posts=network.posts_newest_first(state),
+        return self.show(request, "/", "networkin_feed.html", posts=network.posts_newest_first(state),
                           suggestions=[c for c in COMPANIES[:5]])
 
     async def send_page(self, request: Request) -> Response:
         state = self.session(request).state
         post = state["ui"]["feed"]["postDynamicData"].get(request.query_params.get("post", ""))
         if post is None:
-            return self._not_found(request, "post")
-        return self._show(request, "/feed/send", "networkin_send.html", post=post,
+            return self.not_found(request, "post")
+        return self.show(request, "/feed/send", "networkin_send.html", post=post,
                           connections=[MEMBER_BY_ID[m] for m in state["contactList"] if m in MEMBER_BY_ID])
 
     async def search(self, request: Request) -> Response:
         kind = request.path_params["kind"]
         if kind not in SEARCH_KINDS:
-            return self._not_found(request, "search")
+            return self.not_found(request, "search")
         keywords = " ".join(request.query_params.get("keywords", "").split())[:100]
         location = request.query_params.get("location", "")
         location = location if location in LOCATIONS else ""
@@ -131,38 +104,38 @@ class NetworkIn(Replica):
         network.record_search(state, keywords, kind)
         people = network.search_people(keywords, location) if kind == "people" else []
         companies = network.search_companies(keywords) if kind == "companies" else []
-        return self._show(request, f"/search/results/{kind}", "networkin_search.html", kind=kind, keywords=keywords,
+        return self.show(request, f"/search/results/{kind}", "networkin_search.html", kind=kind, keywords=keywords,
                           location=location, people=people, companies=companies)
 
     async def profile(self, request: Request) -> Response:
         member = MEMBER_BY_ID.get(request.path_params["member_id"])
         if member is None:
-            return self._not_found(request, "profile")
+            return self.not_found(request, "profile")
         state = self.session(request).state
-        return self._show(request, f"/in/{member.id}", "networkin_profile.html", member=member,
+        return self.show(request, f"/in/{member.id}", "networkin_profile.html", member=member,
                           connected=network.is_connected(state, member.id) or member.id == ME.id,
                           grade=state["connectionGrades"].get(member.id, 3))
 
     async def company(self, request: Request) -> Response:
         company = COMPANY_BY_ID.get(request.path_params["company_id"])
         if company is None:
-            return self._not_found(request, "company")
+            return self.not_found(request, "company")
         employees = [m for m in MEMBER_BY_ID.values() if m.headline.lower().endswith(f" at {company.name.lower()}")]
-        return self._show(request, f"/company/{company.id}", "networkin_company.html", company=company, employees=employees)
+        return self.show(request, f"/company/{company.id}", "networkin_company.html", company=company, employees=employees)
 
     async def my_network(self, request: Request) -> Response:
         state = self.session(request).state
         connections = [MEMBER_BY_ID[m] for m in state["contactList"] if m in MEMBER_BY_ID]
         suggested = [m for m in MEMBER_BY_ID.values() if m.id != ME.id and not network.is_connected(state, m.id)][:12]
-        return self._show(request, "/mynetwork", "networkin_network.html", connections=connections, suggested=suggested,
+        return self.show(request, "/mynetwork", "networkin_network.html", connections=connections, suggested=suggested,
                           companies=COMPANIES)
 
     async def events(self, request: Request) -> Response:
         event_id = request.query_params.get("id", "")
         event = EVENT_BY_ID.get(event_id)
         if event_id and event is None:
-            return self._not_found(request, "event")
-        return self._show(request, "/my-network/events", "networkin_events.html", events=EVENTS, event=event)
+            return self.not_found(request, "event")
+        return self.show(request, "/my-network/events", "networkin_events.html", events=EVENTS, event=event)
 
     async def messaging(self, request: Request) -> Response:
         state = self.session(request).state
@@ -171,9 +144,9 @@ class NetworkIn(Replica):
         if member_id:
             member = network.open_chat(state, member_id)
             if member is None:
-                return self._not_found(request, "conversation")
+                return self.not_found(request, "conversation")
         rooms = list(state["ui"]["messaging"]["chatroomData"].values())[::-1]
-        return self._show(request, f"/messaging/{member.id}" if member else "/messaging", "networkin_messaging.html",
+        return self.show(request, f"/messaging/{member.id}" if member else "/messaging", "networkin_messaging.html",
                           rooms=rooms, member=member, room=state["ui"]["messaging"]["chatroomData"].get(member_id))
 
     # --- actions (forms) -----------------------------------------------------------------------
@@ -181,48 +154,48 @@ class NetworkIn(Replica):
     async def post(self, request: Request) -> Response:
         form = await request.form()
         post_id = network.create_post(self.session(request).state, str(form.get("text", "")))
-        return self._redirect("/", "Your post was shared." if post_id else "Write something to post.")
+        return self.redirect("/", "Your post was shared." if post_id else "Write something to post.")
 
     async def share(self, request: Request) -> Response:
         form = await request.form()
         post_id = str(form.get("post", ""))
         sent = network.share_post(self.session(request).state, post_id, [str(m) for m in form.getlist("to")])
         if not sent:
-            return self._redirect(f"/feed/send?post={post_id}", "Choose at least one connection.")
-        return self._redirect("/", f"Post sent to {sent} connection{'s' if sent != 1 else ''}.")
+            return self.redirect(f"/feed/send?post={post_id}", "Choose at least one connection.")
+        return self.redirect("/", f"Post sent to {sent} connection{'s' if sent != 1 else ''}.")
 
     async def connect(self, request: Request) -> Response:
         form = await request.form()
         member = MEMBER_BY_ID.get(str(form.get("member", "")))
-        back = _safe_back(form.get("back"))
+        back = safe_back(form.get("back"))
         if member is not None and network.connect(self.session(request).state, member.id):
-            return self._redirect(back, f"You are now connected with {member.name}.")
-        return self._redirect(back)
+            return self.redirect(back, f"You are now connected with {member.name}.")
+        return self.redirect(back)
 
     async def follow(self, request: Request) -> Response:
         form = await request.form()
         company = COMPANY_BY_ID.get(str(form.get("company", "")))
-        back = _safe_back(form.get("back"))
+        back = safe_back(form.get("back"))
         on = form.get("on") == "1"
         if company is not None and network.follow(self.session(request).state, company.id, on):
-            return self._redirect(back, f"{'You are following' if on else 'You unfollowed'} {company.name}.")
-        return self._redirect(back)
+            return self.redirect(back, f"{'You are following' if on else 'You unfollowed'} {company.name}.")
+        return self.redirect(back)
 
     async def attend(self, request: Request) -> Response:
         form = await request.form()
         event = EVENT_BY_ID.get(str(form.get("event", "")))
         if event is None:
-            return self._redirect("/my-network/events")
+            return self.redirect("/my-network/events")
         network.attend(self.session(request).state, event.id)
-        return self._redirect(f"/my-network/events?id={event.id}", f"See you at {event.title}.")
+        return self.redirect(f"/my-network/events?id={event.id}", f"See you at {event.title}.")
 
     async def message(self, request: Request) -> Response:
         form = await request.form()
         member = MEMBER_BY_ID.get(str(form.get("member", "")))
         if member is None:
-            return self._redirect("/messaging")
+            return self.redirect("/messaging")
         network.send_message(self.session(request).state, member.id, str(form.get("text", "")))
-        return self._redirect(f"/messaging/{member.id}")
+        return self.redirect(f"/messaging/{member.id}")
 
 
 __all__ = ["NetworkIn", "TASK_IDS"]

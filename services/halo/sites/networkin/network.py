@@ -74,15 +74,6 @@ def initial_state() -> dict[str, Any]:
     }
 
 
-def boot(state: dict[str, Any], run_id: str, task_id: str) -> None:
-    if "networkin" not in state["config"]:
-        state["config"]["networkin"] = {"run_id": run_id, "task_id": task_id}
-
-
-def set_location(state: dict[str, Any], pathname: str, search: str = "") -> None:
-    state["router"]["location"] = {"pathname": pathname, "search": search}
-
-
 def clean_text(raw: Any, limit: int = MAX_TEXT) -> str:
     return str(raw or "").strip()[:limit]
 

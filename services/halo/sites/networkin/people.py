@@ -7,23 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from halo.sites.pages import Named
+
 
 @dataclass(frozen=True)
-class Member:
+class Member(Named):
     id: str
     name: str
     headline: str
     location: str
     industry: str
     about: str = ""
-
-    @property
-    def first_name(self) -> str:
-        return self.name.split()[0]
-
-    @property
-    def initials(self) -> str:
-        return "".join(part[0] for part in self.name.split()[:2])
 
     def as_participant(self) -> dict[str, str]:
         return {"id": self.id, "name": self.name, "headline": self.headline}

@@ -10,13 +10,12 @@ its rules live in `board.py`, the seed in `talent.py`, the oracles in `oracles.p
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from halo.sites.replica import Replica
+from halo.sites.pages import StorePages, safe_back
 from halo.sites.topwork import board
 from halo.sites.topwork.board import FormError
 from halo.sites.topwork.oracles import ORACLES, WRONG_ATTEMPTS
@@ -36,12 +35,13 @@ def search_talent(query: str) -> list[Freelancer]:
             if all(w in f"{f.name} {f.title} {' '.join(f.skills)}".lower().replace("-", " ") or w in f.title.lower() for w in words)]
 
 
-class TopWork(Replica):
+class TopWork(StorePages):
     site_id = "topwork"
     title = "TopWork"
     task_ids = TASK_IDS
     oracles = ORACLES
     wrong_attempts = WRONG_ATTEMPTS
+    not_found_template = "topwork_not_found.html"
     showcase_pages = [
         ("jobs", "/"),
         ("post-job", "/jobs/new"),
@@ -86,27 +86,9 @@ class TopWork(Replica):
     def _state(self, request: Request) -> dict[str, Any]:
         return self.session(request).state
 
-    def _show(self, request: Request, pathname: str, template: str, status_code: int = 200, **context: Any) -> Response:
-        session = self.session(request)
-        state = session.state
-        board.boot(state, session.run_id, session.task_id)
-        query = request.url.query
-        board.set_location(state, pathname, f"?{query}" if query else "")
-        unread = sum(1 for c in state["messages"]["contactList"] if c["unread"])
-        response = self.render(request, template, here=pathname + (f"?{query}" if query else ""), unread=unread,
-                               saved=set(state["saved"]["savedFreelancerIds"]),
-                               notice=request.query_params.get("notice", "")[:200], **context)
-        response.status_code = status_code
-        return response
-
-    def _redirect(self, path: str, notice: str = "") -> Response:
-        if notice:
-            path += ("&" if "?" in path else "?") + urlencode({"notice": notice})
-        return RedirectResponse(self.url(path), status_code=303)
-
-    def _not_found(self, request: Request, what: str) -> Response:
-        return self._show(request, request.url.path.removeprefix(f"/{self.site_id}") or "/", "topwork_not_found.html",
-                          status_code=404, what=what)
+    def page_context(self, state: dict[str, Any]) -> dict[str, Any]:
+        return {"unread": sum(1 for c in state["messages"]["contactList"] if c["unread"]),
+                "saved": set(state["saved"]["savedFreelancerIds"])}
 
     def _freelancer(self, request: Request) -> Freelancer | None:
         return FREELANCER_BY_ID.get(request.path_params["fid"])
@@ -115,48 +97,48 @@ class TopWork(Replica):
 
     async def jobs_page(self, request: Request) -> Response:
         jobs = [j for j in self._state(request)["jobs"]["jobs"] if j["status"] != "closed"]
-        return self._show(request, "/", "topwork_jobs.html", jobs=list(reversed(jobs)))
+        return self.show(request, "/", "topwork_jobs.html", jobs=list(reversed(jobs)))
 
     async def job_page(self, request: Request) -> Response:
         job = next((j for j in self._state(request)["jobs"]["jobs"] if j["id"] == request.path_params["job_id"] and j["status"] != "closed"), None)
         if job is None:
-            return self._not_found(request, "job post")
-        return self._show(request, f"/jobs/{job['id']}", "topwork_job.html", job=job)
+            return self.not_found(request, "job post")
+        return self.show(request, f"/jobs/{job['id']}", "topwork_job.html", job=job)
 
     async def new_job(self, request: Request, form: dict | None = None, errors: dict | None = None) -> Response:
-        return self._show(request, "/jobs/new", "topwork_post_job.html", form=form or {}, errors=errors or {})
+        return self.show(request, "/jobs/new", "topwork_post_job.html", form=form or {}, errors=errors or {})
 
     async def talent(self, request: Request) -> Response:
         query = " ".join(request.query_params.get("q", "").split())[:100]
-        return self._show(request, "/talent", "topwork_talent.html", query=query, found=search_talent(query))
+        return self.show(request, "/talent", "topwork_talent.html", query=query, found=search_talent(query))
 
     async def saved_page(self, request: Request) -> Response:
         ids = self._state(request)["saved"]["savedFreelancerIds"]
-        return self._show(request, "/saved", "topwork_talent.html", query="", found=[FREELANCER_BY_ID[i] for i in ids],
+        return self.show(request, "/saved", "topwork_talent.html", query="", found=[FREELANCER_BY_ID[i] for i in ids],
                           saved_only=True)
 
     async def profile(self, request: Request) -> Response:
         f = self._freelancer(request)
         if f is None:
-            return self._not_found(request, "freelancer")
-        return self._show(request, f"/freelancers/{f.id}", "topwork_profile.html", f=f)
+            return self.not_found(request, "freelancer")
+        return self.show(request, f"/freelancers/{f.id}", "topwork_profile.html", f=f)
 
     async def invite_page(self, request: Request, form: dict | None = None, errors: dict | None = None) -> Response:
         f = self._freelancer(request)
         if f is None:
-            return self._not_found(request, "freelancer")
+            return self.not_found(request, "freelancer")
         jobs = [j for j in self._state(request)["jobs"]["jobs"] if j["status"] == "published"]
         form = {"message": board.invite_text(f), "job": "", **(form or {})}
-        return self._show(request, f"/freelancers/{f.id}/invite", "topwork_invite.html", f=f, jobs=jobs, form=form,
+        return self.show(request, f"/freelancers/{f.id}/invite", "topwork_invite.html", f=f, jobs=jobs, form=form,
                           errors=errors or {})
 
     async def offer_page(self, request: Request, form: dict | None = None, errors: dict | None = None) -> Response:
         f = self._freelancer(request)
         if f is None:
-            return self._not_found(request, "freelancer")
+            return self.not_found(request, "freelancer")
         rehire = next((h for h in self._state(request)["hires"]["pastHires"] if h["freelancerId"] == f.id), None)
         form = {"hourlyRate": str(f.rate), "startDate": "2024-07-22", "contractTitle": "", "description": "", **(form or {})}
-        return self._show(request, f"/freelancers/{f.id}/offer", "topwork_offer.html", f=f, form=form, errors=errors or {},
+        return self.show(request, f"/freelancers/{f.id}/offer", "topwork_offer.html", f=f, form=form, errors=errors or {},
                           rehire=rehire)
 
     async def messages(self, request: Request) -> Response:
@@ -164,15 +146,15 @@ class TopWork(Replica):
         fid = request.path_params.get("fid", "")
         f = FREELANCER_BY_ID.get(fid) if fid else None
         if fid and f is None:
-            return self._not_found(request, "conversation")
+            return self.not_found(request, "conversation")
         if f is not None:
             board.open_chat(state, f.id)
         contacts = list(reversed(state["messages"]["contactList"]))
-        return self._show(request, f"/messages/{f.id}" if f else "/messages", "topwork_messages.html", f=f,
+        return self.show(request, f"/messages/{f.id}" if f else "/messages", "topwork_messages.html", f=f,
                           contacts=contacts, chat=board.contact(state, f.id) if f else None)
 
     async def hires(self, request: Request) -> Response:
-        return self._show(request, "/hires", "topwork_hires.html", hires=self._state(request)["hires"]["pastHires"])
+        return self.show(request, "/hires", "topwork_hires.html", hires=self._state(request)["hires"]["pastHires"])
 
     # --- actions (forms) -----------------------------------------------------------------------
 
@@ -184,56 +166,55 @@ class TopWork(Replica):
             job = board.post_job(self._state(request), values, draft)
         except FormError as exc:
             return await self.new_job(request, form=values, errors=exc.errors)
-        return self._redirect("/", f"{'Draft saved' if draft else 'Your job post is live'}: {job['title']}")
+        return self.redirect("/", f"{'Draft saved' if draft else 'Your job post is live'}: {job['title']}")
 
     async def remove_job(self, request: Request) -> Response:
         form = await request.form()
         job = board.remove_job(self._state(request), str(form.get("job", "")))
-        return self._redirect("/", f"Removed “{job['title']}”" if job else "")
+        return self.redirect("/", f"Removed “{job['title']}”" if job else "")
 
     async def save(self, request: Request) -> Response:
         form = await request.form()
         f = FREELANCER_BY_ID.get(str(form.get("freelancer", "")))
-        back = str(form.get("back", "/talent"))
-        back = back if back.startswith("/") and not back.startswith("//") else "/talent"
+        back = safe_back(form.get("back"), "/talent")
         if f is None:
-            return self._redirect(back)
+            return self.redirect(back)
         on = board.toggle_saved(self._state(request), f.id)
-        return self._redirect(back, f"{f.name} {'saved' if on else 'removed from saved talent'}")
+        return self.redirect(back, f"{f.name} {'saved' if on else 'removed from saved talent'}")
 
     async def message(self, request: Request) -> Response:
         form = await request.form()
         f = FREELANCER_BY_ID.get(str(form.get("freelancer", "")))
         if f is None:
-            return self._redirect("/messages")
+            return self.redirect("/messages")
         board.send_message(self._state(request), f, str(form.get("text", "")))
-        return self._redirect(f"/messages/{f.id}")
+        return self.redirect(f"/messages/{f.id}")
 
     async def invite(self, request: Request) -> Response:
         form = await request.form()
         f = FREELANCER_BY_ID.get(str(form.get("freelancer", "")))
         if f is None:
-            return self._redirect("/talent")
+            return self.redirect("/talent")
         values = {"job": str(form.get("job", "")), "message": str(form.get("message", ""))}
         try:
             board.invite(self._state(request), f, values["job"], values["message"])
         except FormError as exc:
             request.path_params["fid"] = f.id
             return await self.invite_page(request, form=values, errors=exc.errors)
-        return self._redirect(f"/freelancers/{f.id}", f"Invitation sent to {f.name}")
+        return self.redirect(f"/freelancers/{f.id}", f"Invitation sent to {f.name}")
 
     async def offer(self, request: Request) -> Response:
         form = await request.form()
         f = FREELANCER_BY_ID.get(str(form.get("freelancer", "")))
         if f is None:
-            return self._redirect("/talent")
+            return self.redirect("/talent")
         values = {k: str(form.get(k, "")) for k in _OFFER_FIELDS}
         try:
             board.send_offer(self._state(request), f, values)
         except FormError as exc:
             request.path_params["fid"] = f.id
             return await self.offer_page(request, form=values, errors=exc.errors)
-        return self._redirect(f"/messages/{f.id}", f"Offer sent to {f.name}")
+        return self.redirect(f"/messages/{f.id}", f"Offer sent to {f.name}")
 
 
 __all__ = ["TopWork", "TASK_IDS"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from halo.sites.pages import toggle
 from halo.sites.topwork.talent import (
     CLIENT, DURATIONS, FREELANCER_BY_ID, HIRE_CHOICES, LEVELS, PAST_HIRES, SEED_CHATS, SEED_JOBS, SIZES, Freelancer,
 )
@@ -61,15 +62,6 @@ def initial_state() -> dict[str, Any]:
         "saved": {"savedFreelancerIds": []},
         "hires": {"pastHires": copy.deepcopy(list(PAST_HIRES))},
     }
-
-
-def boot(state: dict[str, Any], run_id: str, task_id: str) -> None:
-    if "topwork" not in state["config"]:
-        state["config"]["topwork"] = {"run_id": run_id, "task_id": task_id}
-
-
-def set_location(state: dict[str, Any], pathname: str, search: str = "") -> None:
-    state["router"]["location"] = {"pathname": pathname, "search": search}
 
 
 def clean_text(raw: Any, limit: int = MAX_TEXT) -> str:
@@ -202,9 +194,4 @@ def remove_job(state: dict[str, Any], job_id: str) -> dict[str, Any] | None:
 # --- saved talent -----------------------------------------------------------------------------------
 
 def toggle_saved(state: dict[str, Any], freelancer_id: str) -> bool:
-    saved = state["saved"]["savedFreelancerIds"]
-    if freelancer_id in saved:
-        saved.remove(freelancer_id)
-        return False
-    saved.append(freelancer_id)
-    return True
+    return toggle(state["saved"]["savedFreelancerIds"], freelancer_id)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from halo.sites.pages import Named
+
 CLIENT = {"name": "Sarah Johnson", "company": "Johnson Digital", "location": "Austin, TX"}
 
 
 @dataclass(frozen=True)
-class Freelancer:
+class Freelancer(Named):
     id: str
     name: str
     title: str
@@ -22,14 +24,6 @@ class Freelancer:
     rating: float
     jobs_done: int
     summary: str
-
-    @property
-    def first_name(self) -> str:
-        return self.name.split()[0]
-
-    @property
-    def initials(self) -> str:
-        return "".join(p[0] for p in self.name.split()[:2])
 
 
 def _f(fid, name, title, rate, location, skills, availability="Available now", rating=4.9, jobs_done=24, summary=""):
