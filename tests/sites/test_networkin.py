@@ -105,6 +105,12 @@ async def test_search_records_history_once_and_keeps_keywords_in_the_location(ht
     assert list(state["initialfinaldiff"]["added"]["searchHistory"].values()) == [{"searchTerm": "new york tech", "type": "people"}]
     assert state["initialfinaldiff"]["updated"]["router"]["location"]["search"] == "?keywords=new+york+tech&location=New+York%2C+NY"
     assert {m.id for m in network.search_people("olivia martin")} == {"oliviamartinez", "oliviamartin"}   # the decoy shows too
+    r = await http.get("/networkin/search/results/people", params={"keywords": "", "location": "New York, NY", "industry": "Technology"})
+    names = re.findall(r'class="n-name" href="/networkin/in/([^"]+)"', r.text)
+    assert "ethanbrooks" in names and "isabellarossi" not in names and "liamobrien" not in names   # filters alone: no keywords
+    state = await finish_state(http, "networkin")
+    assert len(state["initialfinaldiff"]["added"]["searchHistory"]) == 1          # an empty search box is no search
+    assert score("networkin-6", state) == 0.0                                     # no invitation yet
 
 
 async def test_posts_append_and_shares_point_at_the_post(http):

@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute, Route
 
 from halo.sites.networkin import network
 from halo.sites.networkin.oracles import ORACLES, WRONG_ATTEMPTS
-from halo.sites.networkin.people import COMPANIES, COMPANY_BY_ID, EVENT_BY_ID, EVENTS, LOCATIONS, MEMBER_BY_ID, ME
+from halo.sites.networkin.people import COMPANIES, COMPANY_BY_ID, EVENT_BY_ID, EVENTS, INDUSTRIES, LOCATIONS, MEMBER_BY_ID, ME
 from halo.sites.pages import StorePages, safe_back
 from halo.sites.store import SiteSession
 
@@ -44,7 +44,7 @@ class NetworkIn(StorePages):
     def __init__(self, store) -> None:
         super().__init__(store)
         self.templates.env.globals.update(me=ME, member_by_id=MEMBER_BY_ID, company_by_id=COMPANY_BY_ID,
-                                          locations=LOCATIONS)
+                                          locations=LOCATIONS, industries=INDUSTRIES)
 
     # --- REAL contract -------------------------------------------------------------------------
 
@@ -100,12 +100,14 @@ class NetworkIn(StorePages):
         keywords = " ".join(request.query_params.get("keywords", "").split())[:100]
         location = request.query_params.get("location", "")
         location = location if location in LOCATIONS else ""
+        industry = request.query_params.get("industry", "")
+        industry = industry if industry in INDUSTRIES else ""
         state = self.session(request).state
         network.record_search(state, keywords, kind)
-        people = network.search_people(keywords, location) if kind == "people" else []
+        people = network.search_people(keywords, location, industry) if kind == "people" else []
         companies = network.search_companies(keywords) if kind == "companies" else []
         return self.show(request, f"/search/results/{kind}", "networkin_search.html", kind=kind, keywords=keywords,
-                          location=location, people=people, companies=companies)
+                          location=location, industry=industry, people=people, companies=companies)
 
     async def profile(self, request: Request) -> Response:
         member = MEMBER_BY_ID.get(request.path_params["member_id"])

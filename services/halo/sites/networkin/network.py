@@ -91,20 +91,11 @@ def _words(text: str) -> list[str]:
     return [w for w in text.lower().replace(",", " ").split() if w]
 
 
-def _location_matches(member: Member, words: list[str]) -> list[str]:
-    """The query words a member's location explains ("new york", "nyc", "bay area"): they are not role words."""
-    loc = member.location.lower()
-    used = [w for w in words if w in loc]
-    if "nyc" in words and loc.startswith("new york"):
-        used.append("nyc")
-    return used
-
-
-def search_people(term: str, location: str = "") -> list[Member]:
+def search_people(term: str, location: str = "", industry: str = "") -> list[Member]:
     words = _words(term)
     found = []
     for m in MEMBERS:
-        if location and m.location != location:
+        if (location and m.location != location) or (industry and m.industry != industry):
             continue
         hay = f"{m.name} {m.headline} {m.industry} {m.location}".lower()
         if not words or all(w in hay or (w == "nyc" and m.location.startswith("New York")) for w in words):

@@ -123,6 +123,7 @@ MEMBERS: tuple[Member, ...] = tuple(
 MEMBER_BY_ID: dict[str, Member] = {m.id: m for m in MEMBERS} | {ME.id: ME}
 CONNECTIONS: tuple[str, ...] = tuple(m.id for m in MEMBERS[:15])
 LOCATIONS: tuple[str, ...] = (_BAY, _NY, _SEA, _AUS, _LDN)
+INDUSTRIES: tuple[str, ...] = tuple(sorted({m.industry for m in MEMBERS}))
 
 COMPANIES: tuple[Company, ...] = (
     Company("microsoft", "Microsoft", "Software Development", 22_410_000, "Empower every person and organization on the planet to achieve more.", "Redmond, WA"),
