@@ -12,7 +12,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 @pytest.fixture(scope="session")
 async def stack():
     """Sites server + env service + reward service in this process, shared by the whole test session."""
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 10}, with_reward=True) as running:
         yield running

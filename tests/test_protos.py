@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from halo.protogen import drifted_files, proto_files
+from halo.cli.protos import drifted_files, proto_files
 from halo.v1 import common_pb2, env_pb2, policy_pb2, reward_pb2, trainer_pb2
 
 def test_committed_stubs_match_the_protos():

@@ -7,6 +7,7 @@ import asyncio
 import pytest
 
 from halo.client.trainer import TrainerClient
+from halo.cli.registry import resolve_trainer
 from halo.errors import Unauthenticated
 from halo.runtime.aio import acquire_within
 from halo.runtime.server import start_service
@@ -26,7 +27,7 @@ def test_settings_come_from_flags_over_env_vars_over_defaults(monkeypatch):
 
 async def test_bearer_token_is_required_except_for_health(tmp_path):
     settings = TrainerSettings(port=0, metrics_port=-1, runs_dir=str(tmp_path), auth_token="s3cret")
-    running = await start_service(build_service(settings), settings)
+    running = await start_service(build_service(settings, resolver=resolve_trainer), settings)
     try:
         async with TrainerClient(running.target) as anonymous:
             assert await anonymous.healthy()  # probes (docker healthchecks) need no token

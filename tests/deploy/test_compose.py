@@ -18,7 +18,7 @@ import pytest
 import yaml
 from prometheus_client.metrics import MetricWrapperBase
 
-from halo import deployspec
+from halo.cli import deployspec
 
 from .conftest import REPO, halo
 

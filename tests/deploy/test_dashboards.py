@@ -21,7 +21,7 @@ import pytest
 from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
 from halo.client.trainer import TrainerClient
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 from halo.errors import Unavailable
 from halo.v1 import policy_pb2, policy_pb2_grpc, reward_pb2, reward_pb2_grpc, trainer_pb2
 

@@ -12,8 +12,8 @@ import psutil
 import pytest
 import yaml
 
-from halo import deployspec
-from halo.launcher import LOCAL_HOST, _free_port, serve_available, unknown_settings
+from halo.cli import deployspec
+from halo.cli.launcher import LOCAL_HOST, _free_port, serve_available, unknown_settings
 
 from .conftest import REPO, halo
 

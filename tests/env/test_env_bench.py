@@ -36,9 +36,9 @@ def test_halo_bench_env_runs_service_raw_and_agisdk_side_by_side(tmp_path):
 
 
 def test_a_failing_agisdk_worker_is_an_error_not_a_hang(tmp_path):
-    from halo.bench.agisdk_harness import HarnessError, HarnessWorkers, HarnessWorkerSpec, playwright_browser_links, write_task_file
+    from halo.cli.benches.agisdk_harness import HarnessError, HarnessWorkers, HarnessWorkerSpec, playwright_browser_links, write_task_file
     from halo.env.browsers import find_chromium
-    from halo.env.tasks import TaskRegistry
+    from halo.tasks.registry import TaskRegistry
 
     dead_site = "http://127.0.0.1:9/playground/"   # discard port: nothing answers
     task_file = write_task_file(TaskRegistry.load().get("playground-name").raw, dead_site, str(tmp_path))
@@ -55,7 +55,7 @@ def test_a_failing_agisdk_worker_is_an_error_not_a_hang(tmp_path):
 
 
 def test_halo_bench_env_rejects_unknown_modes():
-    from halo.cli import main
+    from halo.cli.main import main
 
     with pytest.raises(SystemExit) as exc:
         main(["bench", "env", "--modes", "service,selenium"])

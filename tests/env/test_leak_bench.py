@@ -45,7 +45,7 @@ def test_halo_bench_leak_reports_no_orphans(tmp_path):
 
 
 def test_halo_bench_leak_rejects_a_zero_budget():
-    from halo.cli import main
+    from halo.cli.main import main
 
     try:
         main(["bench", "leak", "--cycles", "0"])

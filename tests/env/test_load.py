@@ -18,7 +18,7 @@ from halo.agent import actions as A
 from halo.client.base import DEFAULT_TIMEOUT_S
 from halo.client.env import EnvClient, observation_options
 from halo.errors import DeadlineExceeded, ResourceExhausted
-from halo.runtime.local import LocalStack
+from halo.cli.stack import LocalStack
 
 POOL = 8
 WORKERS = 32

@@ -13,7 +13,7 @@ import pytest
 from halo.agent import actions as A
 from halo.client.env import EnvClient
 from halo.errors import NotFound, ResourceExhausted, Unavailable
-from halo.runtime.local import LocalStack
+from halo.cli.stack import LocalStack
 from halo.v1 import env_pb2 as pb
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from halo.agent import actions as A
 from halo.agent.context import PageElement, PolicyContext
-from halo.trainers.rollout import Decision
+from halo.rollout.episode import Decision
 
 SCRIPTED_TASK = "playground-drag"
 SCRIPTED_SEED = 3
@@ -57,7 +57,7 @@ class ScriptedPolicy:
 
 @pytest.fixture(scope="session")
 async def eval_stack():
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack
@@ -65,7 +65,7 @@ async def eval_stack():
 
 @pytest.fixture(scope="session")
 def targets(eval_stack):
-    from halo.trainers.context import ServiceTargets
+    from halo.runs.context import ServiceTargets
 
     return ServiceTargets(eval_stack.env_target, eval_stack.reward_target, eval_stack.gateway_target)
 

@@ -75,12 +75,13 @@ async def test_eval_runs_as_a_trainer_service_job(targets, tmp_path):
     from halo.errors import InvalidArgument
     from halo.runtime.server import start_service
     from halo.trainer.config import TrainerSettings
+    from halo.cli.registry import resolve_trainer
+    from halo.runs.spec import RunSpec
     from halo.trainer.server import build_service
-    from halo.trainers.spec import RunSpec
 
     settings = TrainerSettings(port=0, metrics_port=-1, runs_dir=str(tmp_path), env_target=targets.env,
                                reward_target=targets.reward, gateway_target=targets.gateway)
-    trainer = await start_service(build_service(settings), settings)
+    trainer = await start_service(build_service(settings, resolver=resolve_trainer), settings)
     try:
         rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-steps", "2",
                                   "--workers", "2", "--no-screenshots", "--submit", trainer.target)

@@ -90,7 +90,7 @@ async def test_interrupted_eval_resumes_without_rerunning_saved_episodes(targets
 
 
 async def test_embedded_weights_are_pushed_to_the_gateway_and_change_the_policy(targets, evals_dir, tmp_path):
-    from halo.agent.embedded import ScoringHead, head_to_bytes
+    from halo.embedded.policy import ScoringHead, head_to_bytes
     from halo.client.policy import PolicyClient
     from halo.evaluation.harness import run_eval
     from halo.evaluation.modes import resolve_mode
@@ -120,7 +120,7 @@ async def test_configuration_errors_stop_the_eval_and_name_the_route(targets, br
     from halo.evaluation.harness import EvalAborted, run_eval
     from halo.evaluation.modes import resolve_mode
     from halo.evaluation.store import EvalSpec, EvalStore
-    from halo.trainers.context import ServiceTargets
+    from halo.runs.context import ServiceTargets
 
     gateway, vllm_url = broken_gateway
     broken = ServiceTargets(targets.env, targets.reward, gateway)

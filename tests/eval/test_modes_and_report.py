@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from halo.evaluation.cli import parse_seeds
+from halo.cli.eval import parse_seeds
 from halo.evaluation.modes import MODES, resolve_mode
 from halo.evaluation.report import site_rows, task_rows
 from halo.evaluation.store import action_from_json, action_to_json

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def fake_vllm(tmp_path_factory):
-    from halo.bench.tiny_qwen3vl import build
+    from halo.cli.benches.tiny_qwen3vl import build
     from tests.policy.fake_vllm import FakeVllmServer
 
     server = FakeVllmServer(str(build(tmp_path_factory.mktemp("tiny-qwen3vl")))).start()
@@ -51,7 +51,7 @@ async def test_vlm_modes_sample_their_route_and_adapter(targets, vlm_gateway, fa
     from halo.evaluation.harness import run_eval
     from halo.evaluation.modes import resolve_mode
     from halo.evaluation.store import EvalSpec, EvalStore
-    from halo.trainers.context import ServiceTargets
+    from halo.runs.context import ServiceTargets
 
     adapter = tmp_path / "checkpoints" / "qwen3vl_grpo_lora"
     adapter.mkdir(parents=True)

@@ -444,7 +444,7 @@ TRAINER_SERVICE = trainer_pb2.DESCRIPTOR.services_by_name["TrainerService"]
 def _counting_trainer(spec):
     """The trainer behind every fuzzed run: real spec validation (resolve_trainer), then a few quick
     steps; nothing reaches the other services."""
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
 
     resolve_trainer(spec)  # raises ValueError (-> INVALID_ARGUMENT) for specs no trainer accepts
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from halo.trainers.context import ServiceTargets
-from halo.trainers.spec import RunSpec
+from halo.runs.context import ServiceTargets
+from halo.runs.spec import RunSpec
 
 
 async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env, tiny_dir, tmp_path: Path):
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
     from halo.trainers.lora_learner import LoraLearner, train_local_lora
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
 
     spec = RunSpec(
         name="local-lora", backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=2,
@@ -59,7 +59,7 @@ async def test_a_local_lora_run_hot_loads_every_steps_adapter_into_vllm_through_
     from halo.runtime.server import start_service
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
     from tests.policy.fake_vllm import FakeVllmServer
 
     vllm = FakeVllmServer(tiny_dir).start()
@@ -102,6 +102,6 @@ async def test_a_local_lora_run_hot_loads_every_steps_adapter_into_vllm_through_
 
 def test_the_registry_knows_the_local_lora_trainer():
     from halo.trainers.lora_learner import train_local_lora
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
 
     assert resolve_trainer(RunSpec(backend="local_lora", task_ids=["x"])) is train_local_lora

@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 async def mcts_stack():
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack

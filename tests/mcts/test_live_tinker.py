@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 
 pytestmark = [
     pytest.mark.live,
@@ -37,8 +37,8 @@ async def test_one_live_mcts_tinker_step(stack, tmp_path: Path):
     from halo.runtime.server import start_service
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
-    from halo.trainers.context import ServiceTargets
-    from halo.trainers.registry import resolve_trainer
+    from halo.runs.context import ServiceTargets
+    from halo.cli.registry import resolve_trainer
 
     tokenizer = os.environ.get("HALO_TINKER_TOKENIZER", "")
     route = RouteConfig(name=ROUTE, backend="tinker", base_model=MODEL, api_key_env="TINKER_API_KEY", timeout_s=180,

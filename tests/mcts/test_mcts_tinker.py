@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import tinker
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 from tests.tinker.conftest import renderer, tiny_dir  # noqa: F401  (fixtures: tiny Qwen3-VL tokenizer + renderer)
 from tests.tinker.fakes import FakeGatewaySdk, FakeSamplingClient, FakeServiceClient, prompt_text, tool_call
 
@@ -54,8 +54,8 @@ def signup_search_script():
 
 
 def test_route_search_config_and_local_gateway_routes():
-    from halo.train_cli import gateway_routes
-    from halo.trainers.mcts_tinker import prompt_options_for, route_for, search_config_for
+    from halo.cli.train import gateway_routes
+    from halo.trainers.mcts.tinker import prompt_options_for, route_for, search_config_for
 
     spec = RunSpec(kind="mcts", backend="tinker", task_ids=["playground-signup"], max_steps=3,
                    extra={"simulations": 7, "children": 4})
@@ -73,10 +73,10 @@ def test_route_search_config_and_local_gateway_routes():
 
 
 def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(monkeypatch):
-    import halo.train_cli
-    from halo.cli import main
-    from halo.trainers.mcts_tinker import train_mcts_tinker
-    from halo.trainers.registry import resolve_trainer
+    import halo.cli.train
+    from halo.cli.main import main
+    from halo.trainers.mcts.tinker import train_mcts_tinker
+    from halo.cli.registry import resolve_trainer
 
     seen: list[RunSpec] = []
 
@@ -84,7 +84,7 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
         seen.append(spec)
         return 0
 
-    monkeypatch.setattr(halo.train_cli, "train_local", fake_train_local)
+    monkeypatch.setattr(halo.cli.train, "train_local", fake_train_local)
     assert main(["train", "--kind", "mcts", "--backend", "tinker", "--tasks", "playground-signup", "--steps", "2",
                  "--simulations", "9"]) == 0
     (spec,) = seen
@@ -95,8 +95,8 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
 @pytest.fixture
 def jobs_factory(tmp_path, stack):
     from halo.trainer.jobs import JobManager
-    from halo.trainers.context import ServiceTargets
-    from halo.trainers.registry import resolve_trainer
+    from halo.runs.context import ServiceTargets
+    from halo.cli.registry import resolve_trainer
 
     def make(gateway: str = ""):
         return JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway), resolve_trainer,

@@ -6,17 +6,17 @@ import asyncio
 import json
 from pathlib import Path
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 
 
 async def test_mcts_run_stops_resumes_and_checkpoints_the_qwen3vl_mcts_adapter(mcts_stack, tmp_path: Path):
     import torch
 
-    from halo.agent.embedded import ScoringHead, head_from_bytes
+    from halo.embedded.policy import ScoringHead, head_from_bytes
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
-    from halo.trainers.context import ServiceTargets
-    from halo.trainers.registry import resolve_trainer
+    from halo.runs.context import ServiceTargets
+    from halo.cli.registry import resolve_trainer
 
     jobs = JobManager(tmp_path, ServiceTargets(mcts_stack.env_target, mcts_stack.reward_target, mcts_stack.gateway_target),
                       resolve_trainer, auto_resume=False)
@@ -67,7 +67,7 @@ async def test_mcts_run_stops_resumes_and_checkpoints_the_qwen3vl_mcts_adapter(m
 
 
 def test_halo_train_accepts_kind_mcts(capsys):
-    from halo.cli import main
+    from halo.cli.main import main
 
     assert main(["train", "--kind", "mcts", "--steps", "0"]) == 2       # parsed into an mcts spec, then validated
     assert "total_steps must be >= 1" in capsys.readouterr().err

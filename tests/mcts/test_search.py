@@ -16,9 +16,9 @@ import pytest
 from halo.agent import actions as A
 from halo.agent.actions import action_from_proto
 from halo.agent.context import PolicyContext
-from halo.agent.embedded import enumerate_candidates
-from halo.trainers.mcts import MCTSConfig, TreeSearch, fingerprint, iter_nodes, search
-from halo.trainers.rollout import Decision, RolloutConfig, run_episode
+from halo.embedded.policy import enumerate_candidates
+from halo.trainers.mcts.search import MCTSConfig, TreeSearch, fingerprint, iter_nodes, search
+from halo.rollout.episode import Decision, RolloutConfig, run_episode
 
 TASK = "playground-finish"          # goal: go to page 2, press Finish (two actions)
 TASK_SEED = 0
@@ -131,7 +131,7 @@ async def test_restore_keeps_branches_independent_and_replays_browser_only_state
     root = await ts.open("playground-name", 0)
     try:
         bid = {e.name: e.bid for e in root.context.page.elements}
-        from halo.trainers.mcts import Edge
+        from halo.trainers.mcts.search import Edge
 
         typed_edge, signup_edge = Edge(root, A.Fill(bid["Name"], "Ada Lovelace")), Edge(root, A.ClickElement(bid["Sign up"]))
         root.edges, root.expanded = [typed_edge, signup_edge], True
@@ -164,7 +164,7 @@ async def test_restore_keeps_branches_independent_and_replays_browser_only_state
 
 
 async def test_preference_pairs_are_well_formed(searched):
-    from halo.trainers.preferences import preference_pairs
+    from halo.trainers.mcts.preferences import preference_pairs
 
     pairs = preference_pairs(searched, margin=0.05)
     assert len(pairs) >= 3
@@ -185,9 +185,9 @@ async def test_preference_pairs_are_well_formed(searched):
 
 
 async def test_dpo_raises_chosen_over_rejected_and_the_trained_policy_solves_the_task(clients, searched):
-    from halo.agent.embedded import EmbeddedPolicy, head_from_bytes
+    from halo.embedded.policy import EmbeddedPolicy, head_from_bytes
     from halo.trainers.embedded_learner import EmbeddedLearner
-    from halo.trainers.preferences import preference_pairs
+    from halo.trainers.mcts.preferences import preference_pairs
 
     pairs = preference_pairs(searched, margin=0.05)
     learner = await asyncio.to_thread(EmbeddedLearner, 2e-2, 0)   # seed 0 = the gateway's untrained head

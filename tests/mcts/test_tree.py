@@ -9,8 +9,8 @@ import torch
 
 from halo.agent import actions as A
 from halo.agent.context import PageElement, PageView, PolicyContext
-from halo.trainers.mcts import Edge, MCTSConfig, Node, QBounds, SearchResult, SearchStats, backup, best_path, select_edge
-from halo.trainers.preferences import dpo_loss, labeled_comparisons, preference_pairs
+from halo.trainers.mcts.search import Edge, MCTSConfig, Node, QBounds, SearchResult, SearchStats, backup, best_path, select_edge
+from halo.trainers.mcts.preferences import dpo_loss, labeled_comparisons, preference_pairs
 from halo.v1 import reward_pb2 as rpb
 
 GOAL = 'Go to page 2 and press "Finish".'
@@ -146,9 +146,9 @@ def test_pairs_become_tinker_cookbook_comparisons():
 
 
 def test_spec_extras_configure_the_search_and_kind_mcts_resolves():
-    from halo.trainers.mcts import config_from_spec, train_embedded
-    from halo.trainers.registry import resolve_trainer
-    from halo.trainers.spec import RunSpec
+    from halo.trainers.mcts.search import config_from_spec, train_embedded
+    from halo.cli.registry import resolve_trainer
+    from halo.runs.spec import RunSpec
 
     spec = RunSpec(kind="mcts", task_ids=["playground-finish"], max_steps=3, temperature=1.0,
                    extra={"simulations": 12.0, "children": 3, "alpha": 0.7, "widen_every": 0})

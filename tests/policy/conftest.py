@@ -33,7 +33,7 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> str:
-    from halo.bench.tiny_qwen3vl import build
+    from halo.cli.benches.tiny_qwen3vl import build
 
     return str(build(tmp_path_factory.mktemp("tiny-qwen3vl")))
 

@@ -7,7 +7,7 @@ import torch
 
 from halo.agent import actions as A
 from halo.agent.context import PastStep
-from halo.agent.embedded import (
+from halo.embedded.policy import (
     EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, enumerate_candidates, head_from_bytes, head_to_bytes,
     text_slots,
 )

@@ -10,7 +10,7 @@ import pytest
 from halo.agent import actions as A
 from halo.agent.actions import action_from_proto
 from halo.agent.context import PastStep
-from halo.agent.embedded import EmbeddedPolicy, ScoringHead, head_to_bytes
+from halo.embedded.policy import EmbeddedPolicy, ScoringHead, head_to_bytes
 from halo.errors import DeadlineExceeded, FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from halo.v1 import policy_pb2 as pb
 from tests.policy import pages

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from halo.env.tasks import SUITE_REAL, TaskSpec
+from halo.tasks.registry import SUITE_REAL, TaskSpec
 
 
 def agisdk_verdict(task: TaskSpec, state: dict[str, Any], final_message: str) -> tuple[bool, list[bool]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from halo.agent import actions as A
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.reward.config import load_config
 from halo.reward.pages import PageElement, PageSnapshot
 from halo.reward.shaping import Breakdown, Episode, score_transition

@@ -9,7 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from halo.agent import actions as A
-from halo.env.tasks import EvalSpec, TaskRegistry, default_registry
+from halo.tasks.registry import EvalSpec, TaskRegistry, default_registry
 from halo.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
 from halo.reward.config import RewardConfig, RewardSettings, load_config
 from halo.reward.core import RewardCore

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from halo.agent import actions as A
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.errors import InvalidArgument, NotFound
 from halo.sites.registry import REPLICA_TYPES
 from halo.v1 import common_pb2 as cpb

@@ -95,7 +95,7 @@ def pki(tmp_path_factory) -> Pki:
 
 @pytest.fixture(scope="module")
 async def tls_stack(pki):
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     overrides = {"pool_size": 2, "acquire_timeout_s": 10, "auth_token": TOKEN, "tls_cert": str(pki.cert), "tls_key": str(pki.key)}
     async with LocalStack(env_overrides=overrides) as stack:
@@ -147,7 +147,7 @@ async def test_client_trusting_another_ca_is_refused(tls_stack, pki):
 
 
 async def test_halo_health_checks_over_tls(tls_stack, pki):
-    from halo.launcher import check_health
+    from halo.cli.launcher import check_health
 
     target = tls_stack.env_target
     assert await asyncio.to_thread(check_health, target, "halo.v1.EnvService", 5.0, str(pki.ca)) == "SERVING"
@@ -216,18 +216,19 @@ async def test_client_rejects_a_missing_ca_file(tmp_path):
 
 
 def test_halo_serve_reports_a_half_tls_config(capsys, pki):
-    from halo.cli import main
+    from halo.cli.main import main
 
     assert main(["serve", "env", "--tls-cert", str(pki.cert)]) == 2
     assert "TLS needs both tls_cert and tls_key" in capsys.readouterr().err
 
 
 def test_trainer_passes_its_ca_to_the_runs(tmp_path, pki):
+    from halo.cli.registry import resolve_trainer
     from halo.trainer.config import TrainerSettings
     from halo.trainer.server import build_service
 
     settings = TrainerSettings(port=0, runs_dir=str(tmp_path), service_token=TOKEN, service_tls_ca=str(pki.ca))
-    services = build_service(settings).core.services   # what every hosted run's clients are built from
+    services = build_service(settings, resolver=resolve_trainer).core.services   # what every hosted run's clients are built from
     assert (services.token, services.tls_ca) == (TOKEN, str(pki.ca))
 
 

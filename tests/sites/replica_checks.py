@@ -11,11 +11,11 @@ from contextlib import asynccontextmanager
 
 import httpx
 
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.app import create_app
 from halo.sites.replica import Replica
-from halo.sites.verify import VerifyRow
+from halo.cli.verify import VerifyRow
 
 
 def assert_verified(row: VerifyRow) -> None:
@@ -76,7 +76,7 @@ def natural_task_order(task_ids) -> list[str]:
 
 async def verify_all(env, task_ids, sessions: int = 6) -> dict[str, VerifyRow]:
     """Oracle, no-op and wrong attempts of every task, `sessions` env sessions at a time."""
-    from halo.sites.verify import verify_site_tasks
+    from halo.cli.verify import verify_site_tasks
 
     rows = await verify_site_tasks(env, [default_registry().get(t) for t in natural_task_order(task_ids)], sessions=sessions)
     return {row.task.id: row for row in rows}

@@ -18,14 +18,14 @@ import yaml
 
 from halo.agent import actions as A
 from halo.client.env import observation_options
-from halo.env.tasks import EvalSpec, default_registry
+from halo.tasks.registry import EvalSpec, default_registry
 from halo.reward.evaluator import run_script
 from halo.sites.app import create_app
 from halo.sites.gocalendar import GoCalendar, events, recurrence, views
 from halo.sites.gocalendar.clock import parse_clock, time_range
 from halo.sites.gocalendar.events import CalendarError, EventForm
 from halo.sites.oracle import Target, resolve
-from halo.sites.verify import VerifyRow, verify_task
+from halo.cli.verify import VerifyRow, verify_task
 
 TEXT_ONLY = observation_options(screenshot=False)
 

@@ -12,11 +12,11 @@ import re
 import httpx
 import pytest
 
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.gomail import GoMail, compose, mailbox, views
 from halo.sites.gomail.views import MailError, View
-from halo.sites.verify import VerifyRow, verify_task
+from halo.cli.verify import VerifyRow, verify_task
 
 
 def _natural(task_id: str) -> int:

@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
-from halo.sites.verify import VerifyRow
+from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
     assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
     site_client, site_milestone_names, verify_all,

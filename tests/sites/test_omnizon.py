@@ -14,10 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from halo.env.tasks import agisdk_v2_dir, default_registry
+from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.sites.app import create_app
 from halo.sites.omnizon import TASK_IDS, Omnizon, catalog, shop
-from halo.sites.verify import verify_task
+from halo.cli.verify import verify_task
 
 OMNIZON_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 

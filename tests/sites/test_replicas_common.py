@@ -8,11 +8,11 @@ import json
 import httpx
 import pytest
 
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.diff import detailed_diff
 from halo.sites.registry import REPLICA_TYPES, attempts_for
-from halo.sites.verify import Attempt, VerifyRow, run_attempt, verify_task
+from halo.cli.verify import Attempt, VerifyRow, run_attempt, verify_task
 
 SITES_WITH_ORACLES = [cls.site_id for cls in REPLICA_TYPES if cls.oracles]
 

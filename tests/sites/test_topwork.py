@@ -9,10 +9,10 @@ import runpy
 
 import pytest
 
-from halo.env.tasks import agisdk_v2_dir, default_registry
+from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
-from halo.sites.verify import VerifyRow
+from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
     assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
     site_client, site_milestone_names, verify_all,

@@ -14,10 +14,10 @@ import httpx
 import pytest
 from starlette.datastructures import QueryParams
 
-from halo.env.tasks import agisdk_v2_dir, default_registry
+from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.app import create_app
-from halo.sites.verify import VerifyRow, verify_task
+from halo.cli.verify import VerifyRow, verify_task
 from halo.sites.zilloft import TASK_IDS, Zilloft, filters_from_params, homes, listings
 from halo.sites.zilloft.listings import Filters, find_by_street, resolve_place
 

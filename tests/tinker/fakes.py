@@ -38,7 +38,7 @@ TINY_DIR_NAME = "tiny-qwen3vl-shared"
 
 def tiny_model_dir(tmp_path_factory) -> str:
     """The tiny random Qwen3-VL, built once per test session (shared by tests/tinker and tests/lora)."""
-    from halo.bench.tiny_qwen3vl import build
+    from halo.cli.benches.tiny_qwen3vl import build
 
     root = Path(tmp_path_factory.getbasetemp()) / TINY_DIR_NAME
     if not (root / "model.safetensors").exists():

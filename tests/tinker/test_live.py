@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from halo.trainers.context import ServiceTargets
-from halo.trainers.spec import RunSpec
+from halo.runs.context import ServiceTargets
+from halo.runs.spec import RunSpec
 
 pytestmark = [
     pytest.mark.live,
@@ -30,7 +30,7 @@ pytestmark = [
 async def test_one_live_tinker_grpo_step(stack, tmp_path: Path):
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
 
     extra = {"num_groups_to_log": 0}
     if os.environ.get("HALO_TINKER_TOKENIZER"):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import tinker
 
-from halo.trainers.context import ServiceTargets
-from halo.trainers.spec import RunSpec
+from halo.runs.context import ServiceTargets
+from halo.runs.spec import RunSpec
 from halo.trainers.tinker_train import build_config, sync_cookbook_checkpoints
 from tests.tinker.fakes import FakeSamplingClient, FakeServiceClient, alternating_signup_script
 
@@ -56,7 +56,7 @@ def test_config_maps_the_runspec_onto_the_cookbook_config(tmp_path: Path):
 
 
 def test_the_registry_resolves_the_tinker_trainer():
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
     from halo.trainers.tinker_train import train_tinker
 
     assert resolve_trainer(RunSpec(backend="tinker", task_ids=["x"])) is train_tinker
@@ -88,7 +88,7 @@ def test_resume_cuts_the_cookbook_checkpoints_back_to_the_hosts_step(tmp_path: P
 @pytest.fixture
 def jobs_factory(tmp_path, stack):
     from halo.trainer.jobs import JobManager
-    from halo.trainers.registry import resolve_trainer
+    from halo.cli.registry import resolve_trainer
 
     managers = []
 

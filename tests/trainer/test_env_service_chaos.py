@@ -19,9 +19,9 @@ import pytest
 from halo.client.env import EnvClient
 from halo.trainer.jobs import JobManager
 from halo.trainer.store import RunRecord, RunState
-from halo.trainers.context import ServiceTargets
-from halo.trainers.registry import resolve_trainer
-from halo.trainers.spec import RunSpec
+from halo.runs.context import ServiceTargets
+from halo.cli.registry import resolve_trainer
+from halo.runs.spec import RunSpec
 
 
 def free_port() -> int:
@@ -105,7 +105,7 @@ def spec(steps: int, group_size: int, seed: int, **extra) -> RunSpec:
 @pytest.fixture(scope="module")
 async def services():
     """Sites, reward and gateway in this process; the env service is a process of its own, to kill."""
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(with_reward=True, with_gateway=True) as stack:
         yield stack

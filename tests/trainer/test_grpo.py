@@ -29,7 +29,7 @@ def test_env_failures_are_dropped_from_metrics_and_counted():
 
 @pytest.fixture(scope="module")
 async def services():
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack
@@ -40,7 +40,7 @@ async def greedy_success(stack, adapter: str, weights: bytes, task: str, seeds: 
     from halo.client.policy import PolicyClient
     from halo.client.reward import RewardClient
     from halo.trainers.grpo import evaluate_greedy
-    from halo.trainers.rollout import RolloutConfig
+    from halo.rollout.episode import RolloutConfig
 
     async with EnvClient(stack.env_target) as env, RewardClient(stack.reward_target) as reward, \
             PolicyClient(stack.gateway_target) as gateway:
@@ -53,10 +53,10 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
     """A few GRPO steps on training layouts; greedy success measured on layouts never trained on."""
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
-    from halo.trainers.context import ServiceTargets
+    from halo.runs.context import ServiceTargets
     from halo.trainers.embedded_learner import EmbeddedLearner
-    from halo.trainers.registry import resolve_trainer
-    from halo.trainers.spec import RunSpec
+    from halo.cli.registry import resolve_trainer
+    from halo.runs.spec import RunSpec
 
     task = "playground-signup"
     held_out = [9001, 9002, 9003, 9004]
@@ -90,7 +90,7 @@ async def test_seeded_rollouts_sample_the_same_actions_however_they_interleave(s
     from halo.client.reward import RewardClient
     from halo.trainers.embedded_learner import EmbeddedLearner
     from halo.trainers.grpo import GatewayPolicy, rollout_groups
-    from halo.trainers.rollout import RolloutConfig
+    from halo.rollout.episode import RolloutConfig
 
     config = RolloutConfig(max_steps=3, screenshots=False)
     async with EnvClient(services.env_target) as env, RewardClient(services.reward_target) as reward, \

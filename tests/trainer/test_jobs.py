@@ -18,8 +18,8 @@ from halo.trainer.config import TrainerSettings
 from halo.trainer.jobs import JobManager
 from halo.trainer.server import build_service
 from halo.trainer.store import RunState
-from halo.trainers.context import RunContext, ServiceTargets
-from halo.trainers.spec import RunSpec
+from halo.runs.context import RunContext, ServiceTargets
+from halo.runs.spec import RunSpec
 
 TARGETS = ServiceTargets(env="unused:1")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 
 
 @pytest.fixture
 def submitted(monkeypatch) -> list[RunSpec]:
-    import halo.train_cli
+    import halo.cli.train
 
     seen: list[RunSpec] = []
 
@@ -17,12 +17,12 @@ def submitted(monkeypatch) -> list[RunSpec]:
         seen.append(spec)
         return 0
 
-    monkeypatch.setattr(halo.train_cli, "train_local", fake_train_local)
+    monkeypatch.setattr(halo.cli.train, "train_local", fake_train_local)
     return seen
 
 
 def test_extra_reaches_the_trainer_and_has_the_last_word(submitted):
-    from halo.cli import main
+    from halo.cli.main import main
 
     assert main(["train", "--steps", "3", "--eval-every", "2",
                  "--extra", '{"env_retries": 5, "env_wait_s": 600, "eval_every": 1}']) == 0
@@ -33,7 +33,7 @@ def test_extra_reaches_the_trainer_and_has_the_last_word(submitted):
 
 
 def test_local_lora_settings_through_extra(submitted):
-    from halo.cli import main
+    from halo.cli.main import main
 
     assert main(["train", "--backend", "local_lora", "--extra", '{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}']) == 0
     (spec,) = submitted
@@ -46,7 +46,7 @@ def test_local_lora_settings_through_extra(submitted):
     ("--reward-overrides", '{"loop_penalty": "much"}', "--reward-overrides: could not convert string to float"),
 ])
 def test_bad_json_flags_stop_with_the_reason(submitted, flag, value, message):
-    from halo.cli import main
+    from halo.cli.main import main
 
     with pytest.raises(SystemExit, match=message):
         main(["train", flag, value])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from halo.client.trainer import TrainerClient
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 from halo.v1 import trainer_pb2 as pb
 
 
@@ -46,7 +46,7 @@ async def start_trainer(port: int, runs_dir: Path, stack) -> asyncio.subprocess.
 
 @pytest.fixture(scope="module")
 async def services():
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack

@@ -8,7 +8,7 @@ import grpc
 
 from halo.client.base import ServiceClient
 from halo.errors import from_rpc_error
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 from halo.v1 import trainer_pb2 as pb
 from halo.v1 import trainer_pb2_grpc as rpc
 

@@ -27,8 +27,8 @@ from halo.client.reward import RewardClient
 from halo.errors import DeadlineExceeded, HaloError, ResourceExhausted, Unavailable
 from halo.evaluation.modes import ResolvedMode
 from halo.evaluation.store import EvalSpec, EvalStore
-from halo.trainers.context import ServiceTargets
-from halo.trainers.rollout import Decision, Episode, Policy, RolloutConfig, run_episode
+from halo.runs.context import ServiceTargets
+from halo.rollout.episode import Decision, Episode, Policy, RolloutConfig, run_episode
 from halo.v1 import common_pb2 as cpb
 
 # backend errors that lose one episode but say nothing about the route's configuration
@@ -141,7 +141,7 @@ async def service_targets(targets: ServiceTargets | None, route: str, workers: i
     if targets is not None and targets.env:
         yield targets
         return
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     gateway = {"only_routes": [route], **({"config": gateway_config} if gateway_config else {})}
     async with LocalStack(env_overrides={"pool_size": max(8, workers), "acquire_timeout_s": 120}, with_reward=True,

@@ -16,8 +16,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from halo.trainers.context import RunContext
-from halo.trainers.spec import RunSpec
+from halo.runs.context import RunContext
+from halo.runs.spec import RunSpec
 
 EVAL_ID = "eval"
 

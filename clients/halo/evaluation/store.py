@@ -33,7 +33,7 @@ from google.protobuf import json_format
 
 from halo.agent import actions as A
 from halo.agent.context import PageView
-from halo.trainers.rollout import Episode
+from halo.rollout.episode import Episode
 from halo.v1 import common_pb2 as cpb
 
 SPEC_FILE = "eval.json"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import torch
 
-from halo.agent.embedded import EmbeddedPolicy, ScoringHead, SentenceEncoder, head_from_bytes, head_to_bytes
-from halo.trainers.rollout import Episode
+from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, head_from_bytes, head_to_bytes
+from halo.rollout.episode import Episode
 
 DEFAULT_LR = 3e-3  # the head is tiny and starts near uniform: LoRA's 1e-6 would not move it
 
@@ -102,9 +102,9 @@ class EmbeddedLearner:
         }
 
     def dpo_update(self, pairs, reference: ScoringHead, beta: float = 0.1, temperature: float = 1.0) -> dict[str, float]:
-        """One DPO step over step-level preference pairs (halo.trainers.preferences.PreferencePair:
+        """One DPO step over step-level preference pairs (halo.trainers.mcts.preferences.PreferencePair:
         context, chosen, rejected) against a frozen reference head (MCTS / Agent Q)."""
-        from halo.trainers.preferences import dpo_loss
+        from halo.trainers.mcts.preferences import dpo_loss
 
         chosen, rejected, ref_chosen, ref_rejected = [], [], [], []
         skipped = 0

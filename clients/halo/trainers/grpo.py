@@ -32,8 +32,8 @@ from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
-from halo.trainers.context import RunContext
-from halo.trainers.rollout import Decision, Episode, RolloutConfig, run_episode
+from halo.runs.context import RunContext
+from halo.rollout.episode import Decision, Episode, RolloutConfig, run_episode
 from halo.v1 import policy_pb2 as ppb
 
 EMBEDDED_MODEL = "embedded"

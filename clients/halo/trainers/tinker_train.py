@@ -50,8 +50,8 @@ import chz
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS
 from halo.errors import FailedPrecondition
 from halo.trainers.advantages import step_metrics
-from halo.trainers.context import RunContext, ServiceTargets
-from halo.trainers.spec import RunSpec
+from halo.runs.context import RunContext, ServiceTargets
+from halo.runs.spec import RunSpec
 from halo.trainers.tinker_env import (
     DEFAULT_RENDERER,
     DEFAULT_TINKER_MODEL,

@@ -8,7 +8,7 @@ from halo.agent.actions import ActionConversionError, action_from_proto
 from halo.env.config import EnvSettings
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
-from halo.env.tasks import TaskRegistry, TaskSpec, default_registry
+from halo.tasks.registry import TaskRegistry, TaskSpec, default_registry
 from halo.runtime.errors import DeadlineExceeded, InvalidArgument, translate_errors
 from halo.runtime.server import ServiceSpec
 from halo.v1 import common_pb2 as cpb

@@ -25,7 +25,7 @@ from halo.env.browsers import BrowserPool, BrowserSlot
 from halo.env.config import EnvSettings
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
-from halo.env.tasks import TaskRegistry, TaskSpec
+from halo.tasks.registry import TaskRegistry, TaskSpec
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable

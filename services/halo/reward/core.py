@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from halo.env.tasks import TaskRegistry, TaskSpec
+from halo.tasks.registry import TaskRegistry, TaskSpec
 from halo.reward import metrics
 from halo.reward.config import RewardConfig, RewardSettings, load_config
 from halo.reward.evaluator import EvalOutcome, Evaluation, evaluate_async, needs_judge

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, TypeVar
 
-from halo.env.tasks import EvalSpec, TaskSpec, agisdk_v2_dir
+from halo.tasks.registry import EvalSpec, TaskSpec, agisdk_v2_dir
 from halo.reward.judge import Judge
 
 T = TypeVar("T")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
-from halo.env.tasks import TaskRegistry, default_registry
+from halo.tasks.registry import TaskRegistry, default_registry
 from halo.reward.config import RewardConfig, RewardSettings
 from halo.reward.core import FinalEvaluation, RewardCore, parse_state_json
 from halo.reward.judge import Judge

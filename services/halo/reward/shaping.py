@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 from dataclasses import dataclass, field
 
-from halo.env.tasks import TaskSpec
+from halo.tasks.registry import TaskSpec
 from halo.reward.config import RewardConfig
 from halo.reward.milestones import Milestone, compile_milestones
 from halo.reward.pages import PageSnapshot

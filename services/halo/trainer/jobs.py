@@ -21,8 +21,8 @@ from halo.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotF
 from halo.runtime.logging import get_logger
 from halo.trainer import metrics
 from halo.trainer.store import RunRecord, RunState, RunStore, checkpoint_name
-from halo.trainers.context import SaveFn, ServiceTargets, Trainer
-from halo.trainers.spec import RunSpec
+from halo.runs.context import SaveFn, ServiceTargets, Trainer
+from halo.runs.spec import RunSpec
 
 log = get_logger("halo.trainer.jobs")
 

@@ -1,4 +1,8 @@
-"""gRPC glue of the trainer service."""
+"""gRPC glue of the trainer service.
+
+The service runs whatever trainer its `resolver` maps a spec to; `halo serve trainer` injects the
+apps' registry (halo.cli.registry), so this service never imports a trainer.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +11,12 @@ from pathlib import Path
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from halo.errors import InvalidArgument, translate_errors
+from halo.runs.context import ServiceTargets
+from halo.runs.spec import KINDS, RunSpec
 from halo.runtime.server import ServiceSpec
 from halo.trainer.config import TrainerSettings
 from halo.trainer.jobs import JobManager, TrainerResolver
 from halo.trainer.store import CheckpointRecord, RunRecord, RunState
-from halo.trainers.context import ServiceTargets
-from halo.trainers.registry import resolve_trainer
-from halo.trainers.spec import KINDS, RunSpec
 from halo.v1 import trainer_pb2 as pb
 from halo.v1 import trainer_pb2_grpc as rpc
 
@@ -103,7 +106,7 @@ class TrainerServicer(rpc.TrainerServiceServicer):
         return pb.ListCheckpointsResponse(checkpoints=[checkpoint_to_proto(c) for c in self.jobs.checkpoints(request.run_id)])
 
 
-def build_service(settings: TrainerSettings, resolver: TrainerResolver = resolve_trainer) -> ServiceSpec:
+def build_service(settings: TrainerSettings, *, resolver: TrainerResolver) -> ServiceSpec:
     targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target,
                              settings.service_token, settings.service_tls_ca)
     jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)

@@ -17,7 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 
 
 class RunState(str, Enum):

@@ -1,4 +1,4 @@
-"""The embedded local policy as a gateway backend (halo.agent.embedded does the work).
+"""The embedded local policy as a gateway backend (halo.embedded.policy does the work).
 
 Weights are handled like LoRA adapters: the base head (seeded init, or `weights_path`) serves
 when no adapter is named; LoadAdapter(weights=<safetensors bytes>) installs a head under a
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from halo.agent.actions import Action
 from halo.agent.context import PolicyContext
-from halo.agent.embedded import EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, head_from_bytes
+from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, head_from_bytes
 from halo.agent.formats import format_action
 from halo.agent.prompt import Prompt
 from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams

@@ -1,6 +1,6 @@
 """Regenerate the Python stubs in clients/halo/v1 from protos/halo/v1.
 
-`halo protos` (or `python -m halo.protogen`) writes them; `--check` exits non-zero
+`halo protos` (or `python -m halo.cli.protos`) writes them; `--check` exits non-zero
 when the committed stubs differ from what the protos generate (CI runs this).
 """
 
@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 PROTO_ROOT = REPO_ROOT / "protos"
 STUB_DIR = REPO_ROOT / "clients" / "halo" / "v1"
 
@@ -74,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     for path in write():
         print(path.relative_to(REPO_ROOT))
     return 0
+
+
+def add_parser(sub) -> None:
+    protos = sub.add_parser("protos", help="regenerate the gRPC stubs from protos/")
+    protos.add_argument("--check", action="store_true", help="fail when committed stubs drift")
+    protos.set_defaults(run=lambda args: main(["--check"] if args.check else []))
 
 
 if __name__ == "__main__":

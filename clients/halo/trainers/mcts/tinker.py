@@ -54,8 +54,8 @@ from pathlib import Path
 from typing import Any
 
 from halo.errors import FailedPrecondition
-from halo.trainers.context import RunContext
-from halo.trainers.spec import RunSpec
+from halo.runs.context import RunContext
+from halo.runs.spec import RunSpec
 from halo.trainers.tinker_train import (
     CHECKPOINT_INFO,
     model_name_for,
@@ -84,7 +84,7 @@ def route_for(spec: RunSpec) -> str:
 def search_config_for(spec: RunSpec, run_id: str = ""):
     """The search settings of `mcts.config_from_spec`, with a VLM's view (screenshots on) and the
     Tinker route as its own critic unless extra.critic names another route."""
-    from halo.trainers.mcts import config_from_spec
+    from halo.trainers.mcts.search import config_from_spec
 
     route = route_for(spec)
     config = config_from_spec(spec, run_id)
@@ -190,9 +190,9 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
     from halo.client.policy import PolicyClient
     from halo.client.reward import RewardClient
     from halo.trainers.grpo import evaluate_greedy, expand_tasks
-    from halo.trainers.mcts import MODE, SearchResult, search, search_metrics
-    from halo.trainers.preferences import labeled_comparisons, preference_pairs
-    from halo.trainers.rollout import RolloutConfig
+    from halo.trainers.mcts.search import MODE, SearchResult, search, search_metrics
+    from halo.trainers.mcts.preferences import labeled_comparisons, preference_pairs
+    from halo.rollout.episode import RolloutConfig
 
     spec = ctx.spec
     require_api_key()

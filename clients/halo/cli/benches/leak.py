@@ -180,7 +180,7 @@ async def run_leak_cycles(
     steps: int = 2, progress: Progress | None = None,
 ) -> LeakReport:
     from halo.client.env import EnvClient, observation_options
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     opts = observation_options("jpeg", 80)
     before = chromium_mains()

@@ -1,7 +1,7 @@
 """`halo up` / `halo status` / `halo down`: HALO's services as local processes, no containers.
 
 The services, their ports, settings and dependencies come from deploy/services.yaml, the file
-docker-compose.yml is generated from (halo.deployspec), through the same `service_environment()`.
+docker-compose.yml is generated from (halo.cli.deployspec), through the same `service_environment()`.
 `halo up` starts every service whose code exists (`halo serve NAME --help` works) and whose hard
 dependencies run, plus Prometheus when its binary is installed; it waits for each one's health
 check before starting its dependents and writes pids, ports and logs to the run folder
@@ -35,8 +35,8 @@ from typing import Any
 
 import yaml
 
-from halo import deployspec
-from halo.deployspec import Description, Placement
+from halo.cli import deployspec
+from halo.cli.deployspec import Description, Placement
 
 DEFAULT_RUN_DIR = Path(os.environ.get("HALO_RUN_DIR", ".halo/run"))
 STATE_FILE = "state.json"

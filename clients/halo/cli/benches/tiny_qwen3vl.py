@@ -6,7 +6,7 @@ sentences with Qwen's special tokens and a ChatML chat template. Its weights are
 its output is gibberish: tests and `halo bench gateway` check plumbing and overhead (images in, tokens and text out, parsing,
 errors), never quality. Small enough that one completion takes well under a second on a CPU.
 
-    python -m halo.bench.tiny_qwen3vl /tmp/tiny-qwen3vl
+    python -m halo.cli.benches.tiny_qwen3vl /tmp/tiny-qwen3vl
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
-from halo.env.tasks import TaskSpec
+from halo.tasks.registry import TaskSpec
 from halo.reward.evaluator import Evaluation, evaluate
 from halo.sites.oracle import OracleStep, resolve
 from halo.sites.registry import attempts_for

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 from pathlib import Path
 
-from playwright.async_api import async_playwright
-
-from halo.env.browsers import CHROMIUM_ARGS, find_chromium
-from halo.sites.registry import REPLICA_TYPES
-from halo.sites.server import BackgroundSitesServer
 
 
 async def render_shots(out_dir: Path, sites: list[str] | None = None) -> list[Path]:
+    # Lazy: Playwright and the replicas load only for this command, not for every `halo …`.
+    from playwright.async_api import async_playwright
+
+    from halo.env.browsers import CHROMIUM_ARGS, find_chromium
+    from halo.sites.registry import REPLICA_TYPES
+    from halo.sites.server import BackgroundSitesServer
+
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with BackgroundSitesServer() as server:
@@ -32,3 +36,18 @@ async def render_shots(out_dir: Path, sites: list[str] | None = None) -> list[Pa
                 await context.close()
             await browser.close()
     return written
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in asyncio.run(render_shots(Path(args.out), args.site or None)):
+        print(path)
+    return 0
+
+
+def add_parser(sub) -> None:
+    sites = sub.add_parser("sites", help="site replicas")
+    sites_sub = sites.add_subparsers(dest="sites_command", required=True)
+    shots = sites_sub.add_parser("shots", help="PNG screenshots of each replica's main pages")
+    shots.add_argument("--out", default="docs/shots")
+    shots.add_argument("--site", action="append", default=[], help="only these sites")
+    shots.set_defaults(run=run)

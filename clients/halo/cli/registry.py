@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from halo.trainers.context import Trainer
-from halo.trainers.spec import RunSpec
+from halo.runs.context import Trainer
+from halo.runs.spec import RunSpec
 
 
 def resolve_trainer(spec: RunSpec) -> Trainer:
@@ -17,7 +17,7 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
 
         return train_embedded
     if spec.kind == "mcts" and spec.backend == "embedded":
-        from halo.trainers.mcts import train_embedded as train_mcts_embedded
+        from halo.trainers.mcts.search import train_embedded as train_mcts_embedded
 
         return train_mcts_embedded
     if spec.kind == "grpo" and spec.backend == "tinker":
@@ -25,7 +25,7 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
 
         return train_tinker
     if spec.kind == "mcts" and spec.backend == "tinker":
-        from halo.trainers.mcts_tinker import train_mcts_tinker
+        from halo.trainers.mcts.tinker import train_mcts_tinker
 
         return train_mcts_tinker
     if spec.kind == "grpo" and spec.backend == "local_lora":

@@ -620,11 +620,11 @@ def search_metrics(results: list[SearchResult]) -> dict[str, float]:
 
 async def train_embedded(ctx) -> None:
     """kind=mcts, backend=embedded: search -> step-level preference pairs -> DPO on the scoring head."""
-    from halo.agent.embedded import ScoringHead, head_from_bytes, head_to_bytes
+    from halo.embedded.policy import ScoringHead, head_from_bytes, head_to_bytes
     from halo.trainers.embedded_learner import DEFAULT_LR, EmbeddedLearner
     from halo.trainers.grpo import evaluate_greedy, expand_tasks
-    from halo.trainers.preferences import preference_pairs
-    from halo.trainers.rollout import RolloutConfig
+    from halo.trainers.mcts.preferences import preference_pairs
+    from halo.rollout.episode import RolloutConfig
 
     spec = ctx.spec
     extra = spec.extra

@@ -132,7 +132,7 @@ async def _run(args: argparse.Namespace) -> int:
     from halo.evaluation.report import site_rows
     from halo.evaluation.store import EvalSpec, EvalStore
     from halo.runtime.logging import configure_logging
-    from halo.trainers.context import ServiceTargets
+    from halo.runs.context import ServiceTargets
 
     store = EvalStore(args.evals_dir)
     if args.resume:

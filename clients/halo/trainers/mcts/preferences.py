@@ -28,7 +28,7 @@ from halo.agent.context import PolicyContext
 if TYPE_CHECKING:
     import torch
 
-    from halo.trainers.mcts import SearchResult
+    from halo.trainers.mcts.search import SearchResult
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ def preference_pairs(result: "SearchResult", margin: float = 0.05, min_visits: i
                      all_pairs: bool = False) -> list[PreferencePair]:
     """Pairs of sibling actions from a search tree (best vs. each clearly worse sibling; every
     ordered pair with `all_pairs`). Only tried actions count: an untried one has no Q_mcts."""
-    from halo.trainers.mcts import iter_nodes
+    from halo.trainers.mcts.search import iter_nodes
 
     if result.root is None or result.env_failure:
         return []

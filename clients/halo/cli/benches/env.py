@@ -4,7 +4,7 @@ N concurrent sessions each step through a fixed loop on the playground page (fil
 scroll down, scroll up, hover), observing after every step (screenshot + AXTree). The raw
 floor does the same with Playwright directly on one Chromium, so the ratio shows what the
 service (gRPC, sessions, bids, checks) costs. The agisdk mode runs the loop in agisdk's own
-environment (BrowserGym's `BrowserEnv`, one process per environment, `halo.bench.agisdk_harness`),
+environment (BrowserGym's `BrowserEnv`, one process per environment, `halo.cli.benches.agisdk_harness`),
 what a researcher gets from the REAL harness. Figures: aggregate steps/s, p50/p95 step latency,
 PSS (proportional RSS) per session, each mode's steps/s over raw's.
 """
@@ -146,8 +146,8 @@ async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_fo
 
 async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: int, browsers_path: str | None,
                         progress, task_id) -> BenchResult:
-    from halo.bench.agisdk_harness import HarnessWorkers, HarnessWorkerSpec, write_task_file
-    from halo.env.tasks import TaskRegistry
+    from halo.cli.benches.agisdk_harness import HarnessWorkers, HarnessWorkerSpec, write_task_file
+    from halo.tasks.registry import TaskRegistry
 
     folder = tempfile.mkdtemp(prefix="halo-bench-agisdk-")
     task_file = write_task_file(TaskRegistry.load().get(TASK).raw, f"{base_url}/playground/", folder)
@@ -178,10 +178,10 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                         modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None) -> int:
     from playwright.async_api import async_playwright
 
-    from halo.bench.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
+    from halo.cli.benches.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
     from halo.client.env import EnvClient
     from halo.env.browsers import CHROMIUM_ARGS, find_chromium
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     slow_mo = AGISDK_SLOW_MO_MS if agisdk_slow_mo_ms is None else agisdk_slow_mo_ms
     chromium = find_chromium()

@@ -1,6 +1,10 @@
-"""`halo tasks verify`: a table per replica task — oracle, no-op and wrong attempts, scored by agisdk."""
+"""`halo tasks list` (the task registry) and `halo tasks verify` (a table per replica task: oracle,
+no-op and wrong attempts, scored by agisdk)."""
 
 from __future__ import annotations
+
+import argparse
+import asyncio
 
 from rich.console import Console
 from rich.progress import Progress
@@ -26,9 +30,9 @@ def _wrong_cell(wrong: dict) -> str:
 
 async def run_verify(site: str = "") -> int:
     from halo.client.env import EnvClient
-    from halo.env.tasks import default_registry
-    from halo.runtime.local import LocalStack
-    from halo.sites.verify import verify_site_tasks
+    from halo.tasks.registry import default_registry
+    from halo.cli.stack import LocalStack
+    from halo.cli.verify import verify_site_tasks
 
     tasks = default_registry().list(site=site, replica_only=True)
     if not tasks:
@@ -52,3 +56,30 @@ async def run_verify(site: str = "") -> int:
     passed = sum(r.ok for r in rows)
     console.print(f"{passed}/{len(rows)} tasks verified")
     return 0 if passed == len(rows) else 1
+
+
+def list_tasks(args: argparse.Namespace) -> int:
+    from halo.tasks.registry import default_registry
+
+    tasks = default_registry().list(site=args.site or "", replica_only=args.replica_only, suite=args.suite or "")
+    table = Table(title=f"{len(tasks)} tasks")
+    for col in ("id", "site", "suite", "replica", "scorable", "goal"):
+        table.add_column(col, overflow="fold")
+    for t in tasks:
+        table.add_row(t.id, t.site, t.suite, "yes" if t.replica_available else "-", "yes" if t.scorable else "NO", t.goal[:90])
+    Console().print(table)
+    return 0
+
+
+def add_parser(sub) -> None:
+    tasks = sub.add_parser("tasks", help="task registry")
+    tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
+    tl = tasks_sub.add_parser("list", help="list tasks")
+    tl.add_argument("--site", default="")
+    tl.add_argument("--suite", default="", choices=["", "real-v2", "halo"])
+    tl.add_argument("--replica-only", action="store_true")
+    tl.set_defaults(run=list_tasks)
+
+    tv = tasks_sub.add_parser("verify", help="run each replica task's oracle, no-op and wrong attempt, scored by agisdk")
+    tv.add_argument("--site", default="", help="only this site (all replica sites when empty)")
+    tv.set_defaults(run=lambda args: asyncio.run(run_verify(args.site)))

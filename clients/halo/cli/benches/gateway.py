@@ -130,7 +130,7 @@ async def run_gateway_bench(requests: int = 30, max_tokens: int = 16, base_url: 
     process = None
     workdir = tempfile.mkdtemp(prefix="halo-bench-gateway-")
     if not base_url:
-        from halo.bench.tiny_qwen3vl import build
+        from halo.cli.benches.tiny_qwen3vl import build
 
         print("building a tiny Qwen3-VL and starting `transformers serve` on it ...", flush=True)
         served_model = str(build(Path(workdir) / "tiny-qwen3vl"))

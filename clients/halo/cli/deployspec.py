@@ -1,7 +1,7 @@
 """The one description of HALO's deployment (deploy/services.yaml) and what is generated from it.
 
 `docker-compose.yml` and `deploy/prometheus/prometheus.yml` are rendered from the description
-(`halo deploy render`, `--check` in CI), and `halo up` (halo.launcher) starts the same services as
+(`halo deploy render`, `--check` in CI), and `halo up` (halo.cli.launcher) starts the same services as
 local processes from the same description, through the same `service_environment()`, so the
 containers and the local processes cannot drift apart.
 """
@@ -16,7 +16,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 DESCRIPTION_PATH = REPO_ROOT / "deploy" / "services.yaml"
 COMPOSE_PATH = REPO_ROOT / "docker-compose.yml"
 PROMETHEUS_PATH = REPO_ROOT / "deploy" / "prometheus" / "prometheus.yml"

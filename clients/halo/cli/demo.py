@@ -7,6 +7,7 @@ It shows the whole env loop (create -> observe -> step -> state -> close) on any
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -37,7 +38,7 @@ def find(obs: cpb.Observation, role: str, name: str) -> cpb.Element:
 
 
 async def run_demo(task_id: str, out_dir: str) -> int:
-    from halo.runtime.local import LocalStack
+    from halo.cli.stack import LocalStack
 
     if task_id not in PLANS:
         console.print(f"[red]demo knows these tasks: {', '.join(PLANS)}[/red]")
@@ -67,7 +68,7 @@ async def run_demo(task_id: str, out_dir: str) -> int:
                 console.print(f"step {i}: {A.describe(action)} -> {status}  ({obs.url})")
             state = json.loads((await env.get_state(created.session_id)).state_json)
             await env.close_session(created.session_id)
-        from halo.env.tasks import default_registry
+        from halo.tasks.registry import default_registry
 
         ev = default_registry().get(task_id).evals[0]
         value = jmespath.search(ev.query, state)
@@ -77,3 +78,10 @@ async def run_demo(task_id: str, out_dir: str) -> int:
         return 0 if passed else 1
     finally:
         await stack.__aexit__(None, None, None)
+
+
+def add_parser(sub) -> None:
+    demo = sub.add_parser("demo", help="drive the playground through the env service, step by step")
+    demo.add_argument("--task", default="playground-finish")
+    demo.add_argument("--out", default="artifacts/demo", help="folder for the screenshots")
+    demo.set_defaults(run=lambda args: asyncio.run(run_demo(args.task, args.out)))

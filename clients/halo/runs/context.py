@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from halo.trainers.spec import RunSpec
+from halo.runs.spec import RunSpec
 
 SaveFn = Callable[[Path], None]
 

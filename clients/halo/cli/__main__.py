@@ -1,0 +1,5 @@
+"""`python -m halo.cli …` is `halo …`."""
+
+from halo.cli.main import main
+
+raise SystemExit(main())

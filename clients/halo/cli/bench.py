@@ -1,0 +1,65 @@
+"""`halo bench env | gateway | leak`: the benchmarks (their code is in halo.cli.benches).
+
+Each bench is imported only when it runs: they start services and browsers and load models.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+
+def _env(args: argparse.Namespace) -> int:
+    from halo.cli.benches.env import MODES, run_env_bench
+
+    modes = tuple(m for m in args.modes.split(",") if m)
+    if not modes or set(modes) - set(MODES):
+        args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
+    return asyncio.run(run_env_bench(
+        [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json,
+        modes, args.agisdk_slow_mo,
+    ))
+
+
+def _gateway(args: argparse.Namespace) -> int:
+    from halo.cli.benches.gateway import run_gateway_bench
+
+    return asyncio.run(run_gateway_bench(args.requests, args.max_tokens, args.base_url, args.served_model, args.json))
+
+
+def _leak(args: argparse.Namespace) -> int:
+    from halo.cli.benches.leak import run_leak_bench
+
+    if min(args.cycles, args.concurrency) < 1 or args.warmup < 1:
+        args.parser.error("--cycles, --concurrency and --warmup must be at least 1")
+    return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.steps, args.json))
+
+
+def add_parser(sub) -> None:
+    bench = sub.add_parser("bench", help="benchmarks")
+    bench_sub = bench.add_subparsers(dest="bench_command", required=True)
+    be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
+    be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
+    be.add_argument("--steps", type=int, default=40, help="steps per session per level")
+    be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
+    be.add_argument("--modes", default="service,raw,agisdk",
+                    help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
+                         "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment)")
+    be.add_argument("--agisdk-slow-mo", type=int, default=None,
+                    help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
+    be.add_argument("--json", default="", help="also write the results to this JSON file")
+    bg = bench_sub.add_parser("gateway", help="policy gateway overhead over calling the backend directly")
+    bg.add_argument("--requests", type=int, default=30, help="calls per path")
+    bg.add_argument("--max-tokens", type=int, default=16, help="completion tokens per call (HTTP backend)")
+    bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
+    bg.add_argument("--served-model", default="", help="model name on --base-url")
+    bg.add_argument("--json", default="", help="also write the results to this JSON file")
+    bl = bench_sub.add_parser("leak", help="many create/step/close cycles: memory growth and orphans (pages, processes, sessions)")
+    bl.add_argument("--cycles", type=int, default=1000, help="measured cycles (after the warm-up)")
+    bl.add_argument("--concurrency", type=int, default=4, help="sessions open at a time (= the pool size)")
+    bl.add_argument("--warmup", type=int, default=40, help="cycles before the first memory sample")
+    bl.add_argument("--task", default="playground-signup", help="task each cycle opens")
+    bl.add_argument("--steps", type=int, default=2, help="steps per cycle (the first clicks a button, then scrolls)")
+    bl.add_argument("--json", default="", help="also write the report to this JSON file")
+    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak)):
+        parser.set_defaults(run=run, parser=parser)

@@ -1,0 +1,63 @@
+"""`halo` command line: one module per subcommand (halo.cli.<name>), each with `add_parser`.
+
+    halo train [--kind mcts] [--steps N ...]   GRPO or MCTS training (local services, or --submit to a trainer service)
+    halo eval --mode M --tasks T   evaluate a mode on tasks; halo eval compare A B | report ID | list (halo.cli.eval)
+    halo demo                      drive a session on the local playground through the env service
+    halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
+    halo tasks list [--site S]     the task registry
+    halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
+    halo sites shots               screenshots of each replica's main pages
+    halo bench env                 env service vs raw Playwright vs agisdk's harness: throughput, memory
+    halo bench gateway             policy gateway overhead over calling its backend directly
+    halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
+    halo protos [--check]          regenerate (or check) the gRPC stubs
+    halo up | status | down        the services of deploy/services.yaml as local processes (halo.cli.launcher)
+    halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
+    halo deploy render [--check]   docker-compose.yml + prometheus.yml from deploy/services.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from halo.cli import bench, demo, protos, sites, tasks, train
+
+# Subcommands that parse their own arguments: halo <name> [args...] -> module.main(args)
+PASSTHROUGH = {
+    "serve": "run a service (halo serve env --help)",
+    "eval": "evaluate a policy mode on tasks; compare / report / list runs (halo eval --help)",
+    "up": "start the services as local processes (halo up --help)",
+    "status": "what halo up started",
+    "down": "stop what halo up started",
+    "health": "health check of a service",
+    "deploy": "generated deployment files (halo deploy render --check)",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from halo.cli.serve import main as serve_main
+
+        return serve_main(argv[1:])
+    if argv[:1] == ["eval"]:
+        from halo.cli.eval import main as eval_main
+
+        return eval_main(argv[1:])
+    if argv[:1] and argv[0] in ("up", "down", "status", "health", "deploy"):
+        from halo.cli.launcher import main as launcher_main
+
+        return launcher_main(argv)
+    parser = argparse.ArgumentParser(prog="halo", description="HALO: online RL for browser agents")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, text in PASSTHROUGH.items():
+        sub.add_parser(name, help=text)
+    for module in (demo, tasks, sites, bench, train, protos):
+        module.add_parser(sub)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

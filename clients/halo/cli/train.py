@@ -1,0 +1,219 @@
+"""`halo train`: run a training job locally (services started in this process) or on a trainer service.
+
+Locally it hosts the run with the same job machinery as the trainer service (durable run folder,
+checkpoints, resume), shows a progress bar with the latest metrics, and writes at the end:
+    runs/<run_id>/metrics.jsonl   one line per step
+    runs/<run_id>/curves.png      reward and success curves
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from halo.runs.spec import RunSpec
+
+console = Console()
+
+
+def _describe(values: dict[str, float]) -> str:
+    keys = ("mean_reward", "success_rate", "eval_success_rate", "frac_reward_zero_std", "action_validity")
+    return "  ".join(f"{k}={values[k]:.2f}" for k in keys if k in values)
+
+
+async def _follow(events, total: int) -> str:
+    """Render a run's event stream as a progress bar; returns the final state message."""
+    final = ""
+    with Progress(
+        TextColumn("[bold]training[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.description}"), console=console,
+    ) as progress:
+        bar = progress.add_task("", total=total)
+        async for kind, payload in events:
+            if kind == "metrics":
+                progress.update(bar, completed=payload["step"], description=_describe(payload["values"]))
+                console.log(f"step {payload['step']}: {_describe(payload['values'])}")
+            elif kind == "state":
+                final = f"{payload['state']}: {payload['message']}"
+                if payload["state"] == "running" and "resuming" in payload["message"]:
+                    console.log(payload["message"])
+            elif kind == "log":
+                console.log(payload["message"])
+    return final
+
+
+def _summary(rows: list[dict[str, float]]) -> None:
+    """Before/after: did it learn?"""
+    if not rows:
+        return
+    first, last = rows[0], rows[-1]
+    console.print(f"training success rate (sampled): step 1 {first.get('success_rate', 0):.0%} -> step {last['step']} {last.get('success_rate', 0):.0%}")
+    if "eval_success_rate_untrained" in first:
+        evals = [r for r in rows if "eval_success_rate" in r]
+        after = evals[-1]["eval_success_rate"] if evals else float("nan")
+        console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+
+
+def gateway_routes(spec: RunSpec) -> list[str]:
+    """The gateway routes a local run needs: the embedded policy, plus the Tinker route that
+    MCTS on Tinker searches with (configs/gateway.yaml; it refuses calls without TINKER_API_KEY)."""
+    if spec.kind == "mcts" and spec.backend == "tinker":
+        from halo.trainers.mcts.tinker import route_for
+
+        return list(dict.fromkeys(["embedded", route_for(spec)]))
+    return ["embedded"]
+
+
+async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
+    from halo.cli.stack import LocalStack
+    from halo.runtime.logging import configure_logging
+    from halo.trainer.jobs import JobManager
+    from halo.runs.context import ServiceTargets
+    from halo.trainers.plots import plot_curves
+    from halo.cli.registry import resolve_trainer
+
+    configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
+    with console.status("starting sites, env, reward and gateway services (Chromium)…"):
+        stack = await LocalStack(
+            env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60},
+            with_reward=True, with_gateway=True, gateway_overrides={"only_routes": gateway_routes(spec)},
+        ).__aenter__()
+    try:
+        targets = ServiceTargets(env=stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
+        jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
+        record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
+        console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
+
+        async def events():
+            async for e in jobs.watch(record.run_id):
+                yield e["type"], e
+
+        final = await _follow(events(), record.spec.total_steps)
+        rows = jobs.store.metrics(record.run_id)
+        run_dir = jobs.store.run_dir(record.run_id)
+        if rows:
+            png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})")
+            console.print(f"curves: {png}")
+        console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
+        console.print(final)
+        _summary(rows)
+        return 0 if jobs.get(record.run_id).state.value == "succeeded" else 1
+    finally:
+        await stack.__aexit__(None, None, None)
+
+
+async def train_remote(spec: RunSpec, target: str, *, token: str = "", tls_ca: str = "") -> int:
+    from halo.client.trainer import TrainerClient
+    from halo.v1 import trainer_pb2 as pb
+
+    async with TrainerClient(target, token=token, tls_ca=tls_ca) as client:
+        run = await client.start_run(spec)
+        console.print(f"submitted run [bold]{run.run_id}[/bold] to {target}; it keeps going if you disconnect")
+
+        async def events():
+            async for e in client.watch(run.run_id):
+                kind = e.WhichOneof("event")
+                if kind == "metrics":
+                    yield "metrics", {"step": e.metrics.step, "values": dict(e.metrics.values)}
+                elif kind == "state_change":
+                    yield "state", {"state": pb.RunState.Name(e.state_change.state).removeprefix("RUN_STATE_").lower(),
+                                    "message": e.state_change.message}
+                elif kind == "log":
+                    yield "log", {"message": e.log.message}
+
+        console.print(await _follow(events(), run.spec.total_steps))
+        return 0 if (await client.get_run(run.run_id)).state == pb.RUN_STATE_SUCCEEDED else 1
+
+
+# The embedded policy's quick-start tasks: one- and two-action playground tasks.
+EASY_TASKS = ("playground-signup", "playground-name", "playground-plan", "playground-finish")
+
+# What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
+# each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
+# through five new states is worth as much as solving a playground task.
+EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
+OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
+
+
+def _json_object(text: str, flag: str) -> dict:
+    try:
+        values = json.loads(text) if text else {}
+    except ValueError as exc:
+        raise SystemExit(f"halo train: {flag}: {exc}") from None
+    if not isinstance(values, dict):
+        raise SystemExit(f"halo train: {flag}: a JSON object is expected, got {text!r}")
+    return values
+
+
+def _reward_overrides(text: str) -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in _json_object(text, "--reward-overrides").items()}
+    except (ValueError, TypeError) as exc:
+        raise SystemExit(f"halo train: --reward-overrides: {exc} (a JSON object of name -> number is expected)") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
+    spec = RunSpec(
+        name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
+        task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
+        groups_per_batch=args.groups_per_batch, total_steps=args.steps,
+        learning_rate=args.lr or defaults["lr"], temperature=args.temperature,
+        max_steps=args.max_steps, loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
+        reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
+        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
+               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"]},
+    )
+    if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
+        spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
+    spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
+    try:
+        spec.validate()
+    except ValueError as exc:
+        print(f"halo train: {exc}", file=sys.stderr)
+        return 2
+    if args.submit:
+        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca))
+    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
+
+def add_parser(sub) -> None:
+    train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
+    train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
+    train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
+    train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
+    train.add_argument("--model", default="embedded", help="gateway route to sample from")
+    train.add_argument("--steps", type=int, default=20, help="training steps")
+    train.add_argument("--group-size", type=int, default=8)
+    train.add_argument("--groups-per-batch", type=int, default=4, help="tasks (groups) per step")
+    train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
+    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--max-steps", type=int, default=5, help="episode length cap")
+    train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
+                       help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
+    train.add_argument("--reward-overrides", default=None, metavar="JSON",
+                       help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
+                            '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')
+    train.add_argument("--entropy-coef", type=float, default=None, help="entropy bonus (embedded learner; default 0.01)")
+    train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
+    train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
+    train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")
+    train.add_argument("--extra", default="", metavar="JSON",
+                       help='trainer-specific settings merged into the run spec\'s extra, e.g. \'{"env_retries": 5, '
+                            '"env_wait_s": 600}\' (GRPO), \'{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}\' '
+                            '(local_lora), \'{"dpo_beta": 0.2, "critic": "gpt"}\' (MCTS)')
+    train.add_argument("--runs-dir", default="runs")
+    train.add_argument("--name", default="")
+    train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
+    train.add_argument("--token", default="", help="--submit: bearer token of the trainer service")
+    train.add_argument("--tls-ca", default="", metavar="PEM", help="--submit: root certificate to trust: talk TLS to the trainer service")
+    train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")
+    train.set_defaults(run=run)
