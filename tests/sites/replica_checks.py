@@ -74,7 +74,7 @@ def natural_task_order(task_ids) -> list[str]:
     return sorted(task_ids, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
-async def verify_all(env, task_ids, sessions: int = 6) -> dict[str, VerifyRow]:
+async def verify_all(env, task_ids, sessions: int = 4) -> dict[str, VerifyRow]:
     """Oracle, no-op and wrong attempts of every task, `sessions` env sessions at a time."""
     from halo.cli.verify import verify_site_tasks
 
