@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from halo.env.tasks import default_registry
+from halo.tasks.registry import default_registry
 from halo.sites.marrisuite import TASK_IDS, MarriSuite, hotels
 from tests.sites.verifying import assert_verifies, finish_state, score, site_client, verify_all
 

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from halo.env.tasks import agisdk_v2_dir
+from halo.tasks.registry import agisdk_v2_dir
 from halo.sites.opendining import TASK_IDS, OpenDining, restaurants
 from halo.sites.opendining.restaurants import TODAY, by_name
 from tests.sites.verifying import (

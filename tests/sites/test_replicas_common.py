@@ -12,7 +12,7 @@ from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.diff import detailed_diff
 from halo.sites.registry import REPLICA_TYPES, attempts_for
-from halo.cli.verify import run_attempt, verify_task
+from halo.cli.verify import Attempt, VerifyRow, run_attempt, verify_task
 
 SITES_WITH_ORACLES = [cls.site_id for cls in REPLICA_TYPES if cls.oracles]
 
@@ -75,8 +75,6 @@ def test_a_verify_row_with_action_errors_is_not_ok():
     """`halo tasks verify`'s "ok": an oracle that scored 1 past a failed step, or a wrong attempt
     that scored 0 because a step failed, verifies nothing."""
     from halo.reward.evaluator import Evaluation
-    from halo.sites.verify import Attempt, VerifyRow
-
     task = default_registry().get("marrisuite-8")
 
     def attempt(kind: str, success: bool, errors: list[str] | None = None) -> Attempt:

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from halo.client.env import EnvClient
-from halo.env.tasks import default_registry
-from halo.sites.verify import VerifyRow, verify_site_tasks
+from halo.tasks.registry import default_registry
+from halo.cli.verify import VerifyRow, verify_site_tasks
 
 
 async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 8) -> dict[str, VerifyRow]:

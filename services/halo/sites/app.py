@@ -91,7 +91,7 @@ def _contract_routes(replica: Replica) -> list[Route]:
 
     async def finish(request: Request) -> Response:
         session = replica.session(request)
-        payload = session.finish_payload(replica.differences(session))
+        payload = replica.finish_payload(session)
         body = html.escape(json.dumps(payload, indent=2))
         return HTMLResponse(f"<!doctype html><html><head><title>finish</title></head><body><pre>{body}</pre></body></html>")
 

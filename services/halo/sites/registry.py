@@ -5,15 +5,20 @@ from __future__ import annotations
 from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
 from halo.sites.marrisuite import MarriSuite
+from halo.sites.networkin import NetworkIn
 from halo.sites.omnizon import Omnizon
 from halo.sites.opendining import OpenDining
 from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.staynb import StayNB
+from halo.sites.topwork import TopWork
 from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, MarriSuite, OpenDining, StayNB]
+REPLICA_TYPES: list[type[Replica]] = [
+    Playground, Omnizon, GoMail, GoCalendar, Zilloft,
+    MarriSuite, OpenDining, StayNB, NetworkIn, TopWork,
+]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:

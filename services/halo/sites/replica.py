@@ -53,6 +53,10 @@ class Replica(abc.ABC):
         """The /finish `differences` section; empty unless a site's eval scripts read it."""
         return {}
 
+    def finish_payload(self, session: SiteSession) -> dict[str, Any]:
+        """The JSON the /finish page shows: REAL's state diff, plus what a site's scripts read elsewhere."""
+        return session.finish_payload(self.differences(session))
+
     # --- helpers for route handlers -------------------------------------------------------
 
     def session(self, request: Request) -> SiteSession:

@@ -26,7 +26,6 @@ CAVEATS: dict[str, str] = {
     "marrisuite-8": ("the script reads the whole state as text: 'goleta' plus a hotel or listing word passes, a booking phrase or "
                      "'2 rooms'..'5 rooms' fails, the dates are not checked; with no such word at all it decides from the "
                      "state file's path (a timestamp's minute), which HALO's evaluator never provides (a no-op fails)"),
-    "networkin-25": "eval script depends on absolute paths/timestamps",
     "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",
     "gomail-11": "succeeds if any one email older than two months (ids 52-56) is trashed, not all of them",
     "gomail-14": "any single batch of 1-50 trashed emails passes ('visible' is not checked)",
@@ -79,6 +78,36 @@ CAVEATS: dict[str, str] = {
     "zilloft-14": "the 9 AM is not checked (any time tomorrow passes), nor the price; 'tomorrow' is the day after the first timestamp in the state",
     "zilloft-15": "a requester named 'Bob Bob' passes at any time of a weekend day; the Bay Area is read from city names in the message",
     "zilloft-22": "any tour request passes: Southern California and the $1M limit are not checked",
+    # networkin (REAL v2 NetworkIn replica)
+    "networkin-1": "any two follows including Microsoft pass ('popular' is not checked); with no follows at all, a search for 'microsoft' passes",
+    "networkin-5": "a side-project message passes if the recipient's stored strings say software engineer (any search with 'software' and no data-science context also passes)",
+    "networkin-6": "any 'project' message by Div plus any search term with 'new york', 'nyc' or 'tech' passes: the recipient's city and industry are not checked",
+    "networkin-10": "counts new connections (contactList or accepted-request chats) in the diff; who they are is not checked",
+    "networkin-11": "a self-post with 'network' and a DM phrase, sent as a post message to 2 chats (or any 2 new connections) passes",
+    "networkin-13": "any self-post mentioning 'summer' and 'intern' passes",
+    "networkin-19": ("eval_networkin_19.py reads data['env_state']['initialfinaldiff'], which only agisdk's leaderboard payload "
+                     "carries: the replica's /finish mirrors the diff there (the other networkin scripts score the same); "
+                     "exactly one self-post with 'internship' and 'agi inc' passes"),
+    "networkin-25": ("any truthy attend/going/rsvp key or any stored string with '/event/' or '/events/' passes (event pages "
+                     "live at /my-network/events?id=… so viewing does not); which event is not checked, and the script also "
+                     "passes a no-op when the state file sits in a folder named 2025-09-25T23-21-08"),
+    "networkin-26": "a search for 'software engineer' alone passes, as does any message with 'software' and an advice word",
+    "networkin-27": "'oliviamartinez' as a contact, a chat key or a connection grade passes: a message to Olivia alone also passes",
+    # topwork (REAL v2 TopWork replica)
+    "topwork-2": "any message (or offer description) with 'fitness', 'app' and 'interested' to a contact whose title says full stack or back end passes: an invitation is not required",
+    "topwork-3": "any 'Client' message with 'invite' to a contact whose title has python/backend/data/ml/ai passes ('ml' and 'ai' match inside other words); availability is not checked",
+    "topwork-4": "exactly one invited contact, a full-stack one; inviting someone who already was a contact counts twice (added and updated) and fails",
+    "topwork-7": "any offer object plus any offer-type message passes: the 'valid message' is not read",
+    "topwork-8": "removing any one data-related post passes; the other data posts may stay",
+    "topwork-9": "a 'Financial Analyst' post at $45-65 that is not a draft passes; the other fields are not checked",
+    "topwork-10": "the open chat must be Alex's (messages.selectedChatId) and a Sarah Johnson message must say 'help' and 'get set up'",
+    "topwork-11": ("exactly one offer titled 'Project Lead' (status Pending) passes; whether its freelancer was a past hire is not "
+                   "checked"),
+    "topwork-12": "one Sarah Johnson reply containing 'tomorrow' to any contact passes: the other unread chats may stay unanswered",
+    "topwork-13": ("needs estimateTime '1 to 3 months' and level 'Entry', which the goal never states ('small' and 'not "
+                   "permanent' only); the form offers Upwork's three durations and preselects none"),
+    "topwork-14": "the ids saved must include ashleycampbell and brandonmartinez (the script's fallback ids when no applicants are in the diff)",
+    "topwork-21": "any Sarah Johnson message with a broad word ('time', 'chat', 'call', 'free', a weekday…) to any contact passes",
     "zilloft-23": ("any price <= $900K anywhere in the state counts as the price filter (a minimum price too), and a tour of a "
                    "California home with 3+ beds and a price under $900K passes without filters"),
 }

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from halo.sites.pages import Named
+
 # --- home types -------------------------------------------------------------------------------
 
 
@@ -136,7 +138,7 @@ REGIONS: dict[str, tuple[str, tuple[str, ...]]] = {
 
 
 @dataclass(frozen=True)
-class Agent:
+class Agent(Named):
     id: str
     name: str
     brokerage: str
@@ -151,14 +153,6 @@ class Agent:
     license: str
     bio: str
     specialties: tuple[str, ...]
-
-    @property
-    def first_name(self) -> str:
-        return self.name.split()[0]
-
-    @property
-    def initials(self) -> str:
-        return "".join(part[0] for part in self.name.split()[:2])
 
     @property
     def city_label(self) -> str:
