@@ -36,6 +36,21 @@ async def reward(stack):
 
 # ------------------------------------------------------------------------------ a real vLLM
 
+VLLM_TEST_TIMEOUT_S = 900   # a vLLM start is ~25 s idle and several minutes on a loaded 2-core machine
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "vllm_own_server: starts (and kills) its own vLLM, never the session's")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that wait for a vLLM start (the session's server is started by the first of them)
+    get VLLM_TEST_TIMEOUT_S instead of the suite's per-test timeout, unless they set their own."""
+    for item in items:
+        needs_vllm = {"vllm_server", "vllm_process"} & set(getattr(item, "fixturenames", ()))
+        if (needs_vllm or item.get_closest_marker("vllm_own_server")) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(VLLM_TEST_TIMEOUT_S))
+
 @pytest.fixture(scope="session")
 def vllm_model_dir(tmp_path_factory) -> str:
     """The tiny random Qwen3-VL vLLM serves (the same folder tests/tinker and tests/lora build)."""

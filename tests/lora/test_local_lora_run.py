@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from halo.trainers.context import ServiceTargets
 from halo.trainers.spec import RunSpec
 
@@ -98,6 +100,57 @@ async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_a
     refused = no_gateway.get(failed.run_id)
     assert refused.state is RunState.FAILED and refused.step == 0
     assert "extra.serve_route='qwen3vl-local' needs a policy gateway" in refused.error, refused.error
+
+
+@pytest.mark.vllm_own_server
+async def test_vllm_killed_mid_run_fails_the_run_unavailable_and_keeps_its_checkpoints(stack, tiny_dir, tmp_path: Path):
+    """vLLM dies after step 1 (SIGKILL, its own server: the session's must live): the route answers
+    UNAVAILABLE after its retries, the run fails saying so, and every checkpoint it wrote loads."""
+    import asyncio
+
+    from halo import vllm_local
+    from halo.client.policy import PolicyClient
+    from halo.errors import Unavailable
+    from halo.policy.config import GatewayConfig, GatewaySettings, RouteConfig
+    from halo.policy.server import build_service
+    from halo.runtime.server import start_service
+    from halo.trainer.jobs import JobManager
+    from halo.trainer.store import RunState
+    from halo.trainers.lora_learner import LoraLearner
+    from halo.trainers.registry import resolve_trainer
+    from tests.policy import pages
+
+    server = vllm_local.start(tiny_dir, served_model="tiny-qwen3vl", max_lora_rank=8, log_path=tmp_path / "vllm.log", wait=False)
+    await asyncio.to_thread(server.wait_ready)
+    config = GatewayConfig(routes=[RouteConfig(
+        name="doomed", backend="vllm", base_url=server.base_url, served_model=server.served_model, api_key="EMPTY",
+        retries=1, backoff_s=0.05, max_backoff_s=0.1, timeout_s=60, extra_body=vllm_local.route_extra_body(tiny_dir))])
+    settings = GatewaySettings(port=0, metrics_port=-1)
+    gateway = await start_service(build_service(settings, config=config), settings)
+    try:
+        spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=4, group_size=2, max_steps=1,
+                       max_tokens=8, learning_rate=1e-3, lora_rank=4, checkpoint_every=1,
+                       extra={"model_dir": tiny_dir, "serve_route": "doomed"})
+        jobs = JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway.target),
+                          resolve_trainer, auto_resume=False)
+        record = await jobs.start_run(spec)
+        async for event in jobs.watch(record.run_id):
+            if event["type"] == "metrics" and server.alive():
+                server.kill()
+        failed = jobs.get(record.run_id)
+        assert failed.state is RunState.FAILED and failed.step < 4
+        assert "Unavailable" in failed.error and "route 'doomed'" in failed.error, failed.error
+        checkpoints = jobs.checkpoints(record.run_id)
+        assert [c.step for c in checkpoints] == [r["step"] for r in jobs.store.metrics(record.run_id)] == list(range(1, failed.step + 1))
+        restored = LoraLearner(tiny_dir, rank=4)
+        restored.load(Path(checkpoints[-1].path))
+        assert restored.updates == failed.step
+        async with PolicyClient(gateway.target, timeout_s=30) as policy:
+            with pytest.raises(Unavailable, match="route 'doomed'"):
+                await policy.sample("doomed", input=pages.policy_input())
+    finally:
+        await gateway.stop(grace=1.0)
+        server.stop()
 
 
 def test_the_registry_knows_the_local_lora_trainer():
