@@ -152,7 +152,7 @@ class GatewayPolicy(TokenCompleter):
         self._pending[id(ob)] = _Pending(context)
 
     async def __call__(self, model_input: tinker.ModelInput, stop, *, max_tokens: int | None = None) -> TokensWithLogprobs:
-        from halo.errors import HaloError
+        from halo.errors import FailedPrecondition, HaloError
         from halo.v1 import policy_pb2 as ppb
 
         pending = self._pending.get(id(model_input))
@@ -178,10 +178,14 @@ class GatewayPolicy(TokenCompleter):
             raise
         finally:
             self.clock.exit(tokens)
-        if not candidate.token_ids or len(candidate.logprobs) != len(candidate.token_ids) or not response.prompt_token_ids:
-            raise RuntimeError(f"route {self.route!r} returned no token ids / logprobs: is it a vLLM route?")
-        images = [p for m in build_prompt(pending.context, options).messages for p in m.parts if isinstance(p, ImagePart)]
-        pending.resolved = prompt_from_token_ids(response.prompt_token_ids, images, self.image_token_id)
+        try:
+            if not candidate.token_ids or len(candidate.logprobs) != len(candidate.token_ids) or not response.prompt_token_ids:
+                raise ValueError("no token ids / logprobs in the answer: is it a vLLM route?")
+            images = [p for m in build_prompt(pending.context, options).messages for p in m.parts if isinstance(p, ImagePart)]
+            pending.resolved = prompt_from_token_ids(response.prompt_token_ids, images, self.image_token_id)
+        except ValueError as exc:   # a misconfigured route, never an environment failure
+            self.failure = self.failure or FailedPrecondition(f"route {self.route!r}: {exc}")
+            raise self.failure from exc
         pending.adapter, pending.version = response.adapter, self.version
         stop_reason = "length" if candidate.finish_reason == "length" else "stop"
         return TokensWithLogprobs(tokens=list(candidate.token_ids), maybe_logprobs=list(candidate.logprobs), stop_reason=stop_reason)
