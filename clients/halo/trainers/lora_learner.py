@@ -43,10 +43,11 @@ import tinker
 import torch
 
 from halo.client.policy import PolicyClient
-from halo.errors import FailedPrecondition
+from halo.errors import FailedPrecondition, InvalidArgument
 from halo.trainers.advantages import step_metrics
 from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
+from halo.trainers.vllm_rollout import GatewayGroupBuilder, GatewayPolicy, rollout_batch
 
 DEFAULT_TARGET_MODULES = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
@@ -413,17 +414,21 @@ async def train_local_lora(ctx: Any) -> None:
     """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).
 
     The same environments, rollouts, advantages and datums as the Tinker backend (tinker-cookbook's
-    rollout and data-processing code over `tinker_env`), sampled in this process from the learner's
-    current weights, updated with `forward_backward` + `optim_step` above. Each step's checkpoint
-    is the adapter (PEFT format, loadable by vLLM) plus the optimizer state.
+    rollout and data-processing code over `tinker_env`), updated with `forward_backward` +
+    `optim_step` above. Each step's checkpoint is the adapter (PEFT format, loadable by vLLM)
+    plus the optimizer state.
 
     extra.model_dir (or a RunSpec.model that is a folder): the local Qwen3-VL checkpoint.
     extra.device: cuda / cpu (default: cuda when available).
-    extra.serve_route: a gateway route (vLLM) that serves the run's weights: after every step the
-    adapter is written to `<run>/serving/step-N` and hot-loaded there as `run-<run_id>`
-    (`LoadAdapter` by path, replacing the previous step's), so anything sampling that route with
-    that adapter gets the current policy. The vLLM server must read the run folder (same
-    machine or a shared volume: compose mounts `runs`).
+    extra.serve_route: a gateway vLLM route that serves the run's weights and samples its rollouts:
+    at the start and after every step the adapter is written to `<run>/serving/step-N` and
+    hot-loaded there as `run-<run_id>-v<N>` (a new name per version, the previous one unloaded
+    after: reloading under one name can serve the old adapter's prefix-cache entries, vllm#42125),
+    and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
+    vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
+    must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
+    extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
+    the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """
     from tinker_cookbook.rl.rollout_strategy import MinViableGroup
 
@@ -435,6 +440,11 @@ async def train_local_lora(ctx: Any) -> None:
     serve_route = str(extra.get("serve_route", ""))
     if serve_route and not ctx.services.gateway:
         raise FailedPrecondition(f"extra.serve_route={serve_route!r} needs a policy gateway (the trainer's --gateway-target)")
+    sampler = str(extra.get("sampler") or ("vllm" if serve_route else "local"))
+    if sampler not in ("vllm", "local"):
+        raise InvalidArgument(f"extra.sampler must be 'vllm' or 'local', got {sampler!r}")
+    if sampler == "vllm" and not serve_route:
+        raise InvalidArgument("extra.sampler='vllm' samples through the gateway: set extra.serve_route to its vLLM route")
     device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
@@ -443,7 +453,6 @@ async def train_local_lora(ctx: Any) -> None:
     )
     if ctx.last_checkpoint is not None:
         await asyncio.to_thread(learner.load, ctx.last_checkpoint)
-    sampling = LocalSamplingClient(PeftSampler.of(learner), seed=spec.seed)
     services = ctx.services
     task = BrowserTaskConfig(
         env_target=services.env, reward_target=services.reward, token=services.token, tls_ca=services.tls_ca,
@@ -458,65 +467,103 @@ async def train_local_lora(ctx: Any) -> None:
     strategy = MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)), max_retries=int(extra.get("env_retries", 0)))
     publisher = AdapterPublisher(ctx, serve_route)
     try:
+        policy = _rollout_policy(ctx, learner, sampler, serve_route, task, publisher)
         await publisher.publish(learner, ctx.start_step)   # the route serves the run's weights from the start
-        await _train_local_lora_steps(ctx, learner, sampling, dataset, strategy, publisher)
+        await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher)
     finally:
         await publisher.close()
 
 
+def _rollout_policy(ctx: Any, learner: "LoraLearner", sampler: str, route: str, task: Any, publisher: "AdapterPublisher"):
+    """The cookbook TokenCompleter the rollouts sample from: vLLM through the gateway, or generate() here."""
+    from tinker_cookbook.completers import TinkerTokenCompleter
+
+    from halo.trainers.vllm_rollout import GatewayPolicy, SampleClock, TimedCompleter
+
+    spec = ctx.spec
+    if sampler == "vllm":
+        return GatewayPolicy(publisher.gateway, route, learner.inputs.image_token_id, task.prompt_options(),
+                             max_tokens=spec.max_tokens, temperature=spec.temperature, seed=spec.seed)
+    local = TinkerTokenCompleter(LocalSamplingClient(PeftSampler.of(learner), seed=spec.seed), max_tokens=spec.max_tokens,
+                                 temperature=spec.temperature)
+    return TimedCompleter(local, SampleClock())
+
+
 class AdapterPublisher:
-    """Pushes the learner's adapter to a gateway route after each step (vLLM's runtime LoRA reload)."""
+    """Pushes the learner's adapter to a gateway route after each step (vLLM's runtime LoRA loading),
+    each version under its own name (`run-<run_id>-v<step>`), the previous one unloaded after."""
 
     KEEP = 2   # serving folders kept: the one loaded and the one before (vLLM has read it by then)
 
     def __init__(self, ctx: Any, route: str) -> None:
-        self.route, self.name = route, f"run-{ctx.run_id}"
+        self.route, self.prefix = route, f"run-{ctx.run_id}"
         self.folder = Path(ctx.run_dir) / "serving"
-        self._gateway = None
+        self.current = ""           # the adapter name the route serves the run's weights under
+        self.version = -1
+        self.gateway = None
         if route:
             services = ctx.services
-            self._gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca)
+            self.gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca)
+
+    def name(self, step: int) -> str:
+        return f"{self.prefix}-v{step}"
 
     async def publish(self, learner: "LoraLearner", step: int) -> dict[str, float]:
-        if self._gateway is None:
+        if self.gateway is None:
             return {}
         started = time.perf_counter()
         adapter = await asyncio.to_thread(learner.save_adapter, self.folder / f"step-{step:06d}")
-        await self._gateway.load_adapter(self.route, self.name, path=str(adapter.resolve()))
+        saved = time.perf_counter()
+        name, previous = self.name(step), self.current
+        await self.gateway.load_adapter(self.route, name, path=str(adapter.resolve()))
+        loaded = time.perf_counter()
+        self.current, self.version = name, step
+        if previous and previous != name:
+            await self.gateway.unload_adapter(self.route, previous)
+        unloaded = time.perf_counter()
         for old in sorted(self.folder.glob("step-*"))[:-self.KEEP]:
             shutil.rmtree(old, ignore_errors=True)
-        return {"adapter_publish_s": time.perf_counter() - started}
+        return {"adapter_publish_s": time.perf_counter() - started, "adapter_save_s": saved - started,
+                "adapter_load_s": loaded - saved, "adapter_unload_s": unloaded - loaded}
 
     async def close(self) -> None:
-        if self._gateway is None:
+        if self.gateway is None:
             return
         try:
-            await self._gateway.unload_adapter(self.route, self.name)
+            if self.current:
+                await self.gateway.unload_adapter(self.route, self.current)
         except Exception:
             pass  # the gateway (or its vLLM) may be gone; the adapter dies with it
-        await self._gateway.close()
+        await self.gateway.close()
 
 
-async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", sampling, dataset, strategy,
+async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, dataset, strategy,
                                   publisher: AdapterPublisher) -> None:
     from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
     from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
-    from tinker_cookbook.rl.rollouts import do_group_rollout_and_filter_constant_reward
 
     spec = ctx.spec
+    through_gateway = isinstance(policy, GatewayPolicy)
     for step in range(ctx.start_step + 1, spec.total_steps + 1):
         if ctx.stop_requested():
             return
+        started = time.perf_counter()
         builders = dataset.get_batch(step - 1)
-        results = await asyncio.gather(*(
-            do_group_rollout_and_filter_constant_reward(
-                sampling, builder, max_tokens=spec.max_tokens, temperature=spec.temperature,
-                do_remove_constant_reward_groups=False, enable_logging=False, strategy=strategy,
-            )
-            for builder in builders
-        ))
+        if through_gateway:
+            policy.clear()
+            policy.use(publisher.current, publisher.version)   # the weights of the step before
+            builders = [GatewayGroupBuilder(b, policy) for b in builders]
+        results = await rollout_batch(builders, policy, strategy)
+        if through_gateway and policy.failure is not None:
+            # the sampler failed, not the environment: no step is recorded, the last checkpoint stays
+            raise policy.failure
+        rolled = time.perf_counter()
         kept = [(b, g) for b, g in zip(builders, results) if g is not None]
         metrics = step_metrics([b.summaries() for b in builders])
+        if through_gateway:
+            versions = policy.resolve([g for _, g in kept])
+            if versions:
+                metrics |= {"adapter_version_min": float(min(versions)), "adapter_version_max": float(max(versions))}
         if kept:
             groups = [g for _, g in kept]
             data, _ = assemble_training_data(groups, compute_advantages(groups))
@@ -524,5 +571,13 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", sampling, da
             optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
             metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
             metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
+        learned = time.perf_counter()
+        sampled = policy.clock.reset()
+        rollout_s = rolled - started
+        metrics |= sampled | {
+            "time/rollout_s": rollout_s, "time/env_s": max(0.0, rollout_s - sampled["time/sample_s"]),
+            "time/learn_s": learned - rolled,
+            "sample_tokens_per_s": sampled["sampled_tokens"] / sampled["time/sample_s"] if sampled["time/sample_s"] else 0.0,
+        }
         metrics |= await publisher.publish(learner, step)
         await ctx.complete_step(step, {k: float(v) for k, v in metrics.items()}, learner.save)

