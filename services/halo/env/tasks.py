@@ -21,6 +21,15 @@ UNSCORABLE: dict[str, str] = {
 #: Scripts that run but depend on the machine (paths, clocks, sibling files) or accept more than the
 #: goal asks (found while building the replicas): scorable, with caveats.
 CAVEATS: dict[str, str] = {
+    "dashdish-3": "an item named 'hot-n-ready pepperoni' counts as pizza; orders are found anywhere in the /finish JSON",
+    "dashdish-4": "any item whose name holds 'sandwich' or 'sub' passes: the chicken is not checked",
+    "dashdish-7": "other items and any size may share the order; the quantity only has to be positive",
+    "dashdish-8": "'$20 worth' is read as the order total (fees, tax and tip included) being at least $20",
+    "dashdish-10": "the script accepts totals up to $20 (the goal says under $15)",
+    "dashdish-11": "sub/sandwich/hoagie/hero/grinder anywhere in an item's name, description or restaurant passes (a chicken sandwich too)",
+    "dashdish-12": "'bowl' counts as rice unless the item mentions soup, salad, fries, wings or chips",
+    "dashdish-17": "'wing' may be in the item's size instead of its name",
+    "dashdish-26": "one Wingstop item is enough: items from other stores may share the order",
     "marrisuite-8": "eval script depends on absolute paths/timestamps",
     "networkin-25": "eval script depends on absolute paths/timestamps",
     "gomail-1": "script counts 4-8 trashed emails and >= 15 read; it does not check that the trashed ones are Amazon's",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from halo.sites.dashdish import DashDish
 from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
 from halo.sites.omnizon import Omnizon
@@ -10,7 +11,7 @@ from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, DashDish]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
