@@ -53,6 +53,13 @@ CAVEATS: dict[str, str] = {
         "state to the shared temp dir): a sibling file saying 'unsuccessful' fails every attempt and one holding "
         "another attempt's success makes a no-op pass; HALO's evaluator runs it with the state file alone"
     ),
+    "udriver-2": "the wallet is found anywhere in the state; any credit card among the payment methods counts as the card",
+    "udriver-4": "a wallet debit naming Rooftop 25 with the route merely selected also passes",
+    "udriver-7": "any pickup on Irving Street in San Francisco counts as 22nd & Irving; any 7-Eleven passes",
+    "udriver-11": "'enough credits' is read as paid from the wallet: a card payment fails even for an affordable ride",
+    "udriver-13": "the trip's status is not checked (a scheduled trip in trips would pass)",
+    "udriver-16": "the goal does not ask for credits, but the script needs a wallet debit: a card or cash ride fails",
+    "udriver-19": "passes once the route's price and the wallet balance are in the state: nothing checks what was concluded",
     "zilloft-2": "any tour request whose message names Long Beach (or Huntington Beach) without 'apt'/'unit'/'condo' passes; beds and baths are not checked",
     "zilloft-3": "any complete tour request (name, email, phone, message, a day or time) passes; the area, price, rooms and July 19 are not checked",
     "zilloft-5": "any message to any agent passes: San Jose and hiring are not checked",

@@ -9,9 +9,10 @@ from halo.sites.omnizon import Omnizon
 from halo.sites.oracle import OracleStep, WrongAttempts
 from halo.sites.playground import Playground
 from halo.sites.replica import Replica
+from halo.sites.udriver import UDriver
 from halo.sites.zilloft import Zilloft
 
-REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, DashDish]
+REPLICA_TYPES: list[type[Replica]] = [Playground, Omnizon, GoMail, GoCalendar, Zilloft, DashDish, UDriver]
 
 
 def replica_task_ids() -> dict[str, frozenset[str]]:
