@@ -4,47 +4,33 @@ env service); plus the fees, cart and menu facts those scripts depend on, over H
 
 from __future__ import annotations
 
-import html
-import json
 import runpy
 
 import httpx
 import pytest
 
-from halo.env.tasks import agisdk_v2_dir, default_registry
-from halo.reward.evaluator import evaluate
+from halo.env.tasks import agisdk_v2_dir
 from halo.sites.app import create_app
 from halo.sites.dashdish import TASK_IDS, DashDish, menu, orders
-from halo.sites.verify import VerifyRow, verify_site_tasks
+from halo.sites.verify import VerifyRow
+from tests.sites import replica_checks
+from tests.sites.replica_checks import assert_serves_every_task, assert_verified, score, verify_tasks
 
 DASHDISH_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
 def test_replica_serves_every_v2_dashdish_task():
-    v2 = default_registry().list(site="dashdish", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 11
-    assert all(t.replica_available and t.scorable for t in v2)
-    assert {t.id for t in default_registry().list(site="dashdish", replica_only=True)} == TASK_IDS
-    assert set(DashDish.oracles) == set(DashDish.wrong_attempts) == TASK_IDS
+    assert_serves_every_task(DashDish, 11)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, eight env sessions at once (text-only observations)."""
-    tasks = [default_registry().get(t) for t in DASHDISH_TASKS]
-    return {row.task.id: row for row in await verify_site_tasks(env, tasks, sessions=8)}
+    return await verify_tasks(env, DASHDISH_TASKS)
 
 
 @pytest.mark.parametrize("task_id", DASHDISH_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_orders_carry_what_the_goals_ask(verified):
@@ -124,12 +110,7 @@ async def http():
 
 
 async def finish_state(http: httpx.AsyncClient) -> dict:
-    r = await http.get("/dashdish/finish")
-    return json.loads(html.unescape(r.text.split("<pre>")[1].split("</pre>")[0]))
-
-
-def score(task_id: str, state: dict) -> float:
-    return evaluate(default_registry().get(task_id), state, "").score
+    return await replica_checks.finish_state(http, "dashdish")
 
 
 async def test_cart_is_one_store_and_an_order_empties_it(http):

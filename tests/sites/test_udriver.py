@@ -4,47 +4,32 @@ env service); plus the places, prices and wallet rules those scripts depend on, 
 
 from __future__ import annotations
 
-import html
-import json
 
 import httpx
 import pytest
 
-from halo.env.tasks import default_registry
-from halo.reward.evaluator import evaluate
 from halo.sites.app import create_app
 from halo.sites.udriver import TASK_IDS, UDriver, places, rides
 from halo.sites.udriver.places import CAR_BY_TYPE, PLACE_BY_ID
-from halo.sites.verify import VerifyRow, verify_site_tasks
+from halo.sites.verify import VerifyRow
+from tests.sites import replica_checks
+from tests.sites.replica_checks import assert_serves_every_task, assert_verified, score, verify_tasks
 
 UDRIVER_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
 def test_replica_serves_every_v2_udriver_task():
-    v2 = default_registry().list(site="udriver", suite="real-v2")
-    assert {t.id for t in v2} == TASK_IDS and len(v2) == 14
-    assert all(t.replica_available and t.scorable for t in v2)
-    assert {t.id for t in default_registry().list(site="udriver", replica_only=True)} == TASK_IDS
-    assert set(UDriver.oracles) == set(UDriver.wrong_attempts) == TASK_IDS
+    assert_serves_every_task(UDriver, 14)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, eight env sessions at once (text-only observations)."""
-    tasks = [default_registry().get(t) for t in UDRIVER_TASKS]
-    return {row.task.id: row for row in await verify_site_tasks(env, tasks, sessions=8)}
+    return await verify_tasks(env, UDRIVER_TASKS)
 
 
 @pytest.mark.parametrize("task_id", UDRIVER_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_states_carry_what_the_goals_ask(verified):
@@ -118,12 +103,7 @@ async def http():
 
 
 async def finish_state(http: httpx.AsyncClient) -> dict:
-    r = await http.get("/udriver/finish")
-    return json.loads(html.unescape(r.text.split("<pre>")[1].split("</pre>")[0]))
-
-
-def score(task_id: str, state: dict) -> float:
-    return evaluate(default_registry().get(task_id), state, "").score
+    return await replica_checks.finish_state(http, "udriver")
 
 
 async def route(http: httpx.AsyncClient, pickup: int, dropoff: int) -> httpx.Response:

@@ -20,6 +20,7 @@ from halo.sites.app import create_app
 from halo.sites.verify import VerifyRow, verify_task
 from halo.sites.zilloft import TASK_IDS, Zilloft, filters_from_params, homes, listings
 from halo.sites.zilloft.listings import Filters, find_by_street, resolve_place
+from tests.sites.replica_checks import assert_verified
 
 ZILLOFT_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -47,14 +48,7 @@ async def verified(env) -> dict[str, VerifyRow]:
 
 @pytest.mark.parametrize("task_id", ZILLOFT_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_states_carry_what_the_goals_ask(verified):

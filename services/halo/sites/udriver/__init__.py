@@ -17,7 +17,6 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from halo.sites.replica import Replica
-from halo.sites.store import SiteSession
 from halo.sites.udriver import places, rides
 from halo.sites.udriver.oracles import ORACLES, WRONG_ATTEMPTS
 from halo.sites.udriver.places import CARS, PLACE_BY_ID
