@@ -53,3 +53,9 @@ def assert_serves_every_task(replica: type[Replica], count: int) -> None:
     assert all(t.replica_available and t.scorable for t in v2)
     assert {t.id for t in default_registry().list(site=replica.site_id, replica_only=True)} == replica.task_ids
     assert set(replica.oracles) == set(replica.wrong_attempts) == replica.task_ids
+
+
+async def assert_listed_by_env(env: EnvClient, replica: type[Replica]) -> None:
+    """ListTasks(replica_only) over gRPC names exactly the replica's tasks for its site."""
+    listed = await env.list_tasks(site=replica.site_id, replica_only=True)
+    assert {t.id for t in listed} == replica.task_ids

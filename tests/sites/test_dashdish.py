@@ -14,13 +14,17 @@ from halo.sites.app import create_app
 from halo.sites.dashdish import TASK_IDS, DashDish, menu, orders
 from halo.sites.verify import VerifyRow
 from tests.sites import replica_checks
-from tests.sites.replica_checks import assert_serves_every_task, assert_verified, score, verify_tasks
+from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_task, assert_verified, score, verify_tasks
 
 DASHDISH_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
 def test_replica_serves_every_v2_dashdish_task():
     assert_serves_every_task(DashDish, 11)
+
+
+async def test_env_service_lists_every_task(env):
+    await assert_listed_by_env(env, DashDish)
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,17 @@ from halo.sites.udriver import TASK_IDS, UDriver, places, rides
 from halo.sites.udriver.places import CAR_BY_TYPE, PLACE_BY_ID
 from halo.sites.verify import VerifyRow
 from tests.sites import replica_checks
-from tests.sites.replica_checks import assert_serves_every_task, assert_verified, score, verify_tasks
+from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_task, assert_verified, score, verify_tasks
 
 UDRIVER_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
 def test_replica_serves_every_v2_udriver_task():
     assert_serves_every_task(UDriver, 14)
+
+
+async def test_env_service_lists_every_task(env):
+    await assert_listed_by_env(env, UDriver)
 
 
 @pytest.fixture(scope="module")
