@@ -162,6 +162,11 @@ async def test_search_finds_dishes_and_stores(http):
     assert "Wingstop" in r.text and "Wing Palace" in r.text
     r = await http.get("/dashdish/search", params={"cuisine": "Mexican"})
     assert "Taco Boys" in r.text and "Taco Town" in r.text and "Wingstop" not in r.text
+    stores, dishes = menu.search("Chicken SANDWICHES")
+    assert [d.name for _, d in dishes] == ["Crispy Chicken Sandwich", "Rotisserie Chicken Sandwich"]
+    assert [r.name for r in stores] == ["Cluck Shack", "Rotisserie House"]            # stores by their dishes too
+    assert {d.name for _, d in menu.search("fries")[1]} == {"Seasoned Fries", "French Fries"}      # not fried corn
+    assert menu.search("   ") == ([], [])
     assert (await http.get("/dashdish/store/nowhere")).status_code == 404
 
 

@@ -10,6 +10,7 @@ Descriptions are written so that a word a script looks for appears only where it
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -220,16 +221,30 @@ def find_dish(dish_id: str) -> tuple[Restaurant, Dish] | None:
     return None
 
 
+def _forms(word: str) -> set[str]:
+    """A word and its singular ("sandwiches" -> "sandwich", "wings" -> "wing"), so plural and singular meet."""
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return {word, word[:-2]}
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return {word, word[:-1]}
+    return {word}
+
+
+def _words(text: str) -> list[set[str]]:
+    return [_forms(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
 def search(query: str) -> tuple[list[Restaurant], list[tuple[Restaurant, Dish]]]:
-    """Restaurants whose name or cuisine, and dishes whose name or description, hold every word typed."""
-    words = [w for w in query.lower().split() if w]
-    if not words:
+    """Restaurants whose name, cuisine or a dish name, and dishes whose name or description, hold every word typed
+    (whole words, plural or singular: "fries" finds fries, not fried corn)."""
+    wanted = _words(query)
+    if not wanted:
         return [], []
 
     def hit(text: str) -> bool:
-        text = text.lower()
-        return all(w.rstrip("s") in text for w in words)
+        have = _words(text)
+        return all(any(w & h for h in have) for w in wanted)
 
-    stores = [r for r in RESTAURANTS if hit(f"{r.name} {r.cuisine}")]
+    stores = [r for r in RESTAURANTS if hit(f"{r.name} {r.cuisine}") or any(hit(d.name) for d in r.dishes)]
     dishes = [(r, d) for r in RESTAURANTS for d in r.dishes if hit(f"{d.name} {d.description}")]
     return stores, dishes
