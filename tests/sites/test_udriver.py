@@ -5,9 +5,12 @@ env service); plus the places, prices and wallet rules those scripts depend on, 
 from __future__ import annotations
 
 
+import runpy
+
 import httpx
 import pytest
 
+from halo.env.tasks import agisdk_v2_dir
 from halo.sites.app import create_app
 from halo.sites.udriver import TASK_IDS, UDriver, places, rides
 from halo.sites.udriver.places import CAR_BY_TYPE, PLACE_BY_ID
@@ -73,6 +76,12 @@ def test_places_keep_the_ids_the_scripts_hard_code():
     assert PLACE_BY_ID[699].street == "8 Mission Street"
     assert len(places.PLACES) >= 40 and len({p.id for p in places.PLACES}) == len(places.PLACES)
     assert sum(p.name == "7-Eleven" for p in places.PLACES) == 3 and sum(p.name == "Chase Bank" for p in places.PLACES) == 3
+
+
+def test_few_places_pass_for_22nd_and_irving():
+    """udriver-7's script takes any pickup on Irving Street: only the corner and the 7-Eleven beside it are there."""
+    is_irving = runpy.run_path(str(agisdk_v2_dir() / "eval_scripts" / "eval_udriver_7.py"), run_name="udriver_7")["is_irving"]
+    assert {p.id for p in places.PLACES if is_irving(p.as_store())} == {129, 810}
 
 
 def _price(a: int, b: int, car: str) -> float:

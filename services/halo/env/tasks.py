@@ -55,7 +55,7 @@ CAVEATS: dict[str, str] = {
     ),
     "udriver-2": "the wallet is found anywhere in the state; any credit card among the payment methods counts as the card",
     "udriver-4": "a wallet debit naming Rooftop 25 with the route merely selected also passes",
-    "udriver-7": "any pickup on Irving Street in San Francisco counts as 22nd & Irving; any 7-Eleven passes",
+    "udriver-7": "any pickup on Irving Street counts as 22nd & Irving (the replica has one other: the 7-Eleven at 1401 Irving); any 7-Eleven passes",
     "udriver-11": "'enough credits' is read as paid from the wallet: a card payment fails even for an affordable ride",
     "udriver-13": "the trip's status is not checked (a scheduled trip in trips would pass)",
     "udriver-16": "the goal does not ask for credits, but the script needs a wallet debit: a card or cash ride fails",
