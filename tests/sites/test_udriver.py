@@ -4,7 +4,6 @@ env service); plus the places, prices and wallet rules those scripts depend on, 
 
 from __future__ import annotations
 
-
 import runpy
 
 import httpx
