@@ -53,8 +53,7 @@ class DashDish(Replica):
         super().__init__(store)
         env = self.templates.env
         env.filters["money"] = _money
-        env.globals.update(cuisines=CUISINES, tip_choices=orders.TIP_CHOICES, max_quantity=orders.MAX_QUANTITY,
-                           restaurant_by_name={r.name: r for r in RESTAURANTS})
+        env.globals.update(cuisines=CUISINES, tip_choices=orders.TIP_CHOICES, max_quantity=orders.MAX_QUANTITY)
 
     # --- REAL contract -------------------------------------------------------------------------
 

@@ -50,7 +50,7 @@ class UDriver(Replica):
         env = self.templates.env
         env.filters["money"] = _money
         env.globals.update(cars=CARS, schedule_days=rides.schedule_days(), schedule_times=rides.schedule_times(),
-                           top_up_amounts=rides.TOP_UP_AMOUNTS)
+                           first_later_time=rides.first_later_time())
 
     # --- REAL contract -------------------------------------------------------------------------
 

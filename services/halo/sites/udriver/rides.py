@@ -30,7 +30,6 @@ TODAY = date(2024, 7, 18)
 NOW_TIME = "10:00 AM"            # REAL v2's clock: Thursday, July 18, 2024, 10:00 AM Pacific
 SCHEDULE_DAYS = 7
 START_BALANCE = 25.5
-TOP_UP_AMOUNTS = (10, 25, 50, 100)
 MAX_TOP_UP = 500
 
 CARD = {"id": "1", "type": "credit", "last4": "4242", "brand": "Visa", "displayName": "Visa •••• 4242", "isDefault": False}
@@ -60,6 +59,15 @@ def schedule_times() -> list[str]:
         t = datetime(2024, 1, 1, minutes // 60, minutes % 60)
         out.append(t.strftime("%I:%M %p").lstrip("0"))
     return out
+
+
+def _after_now(time: str) -> bool:
+    return datetime.strptime(time, "%I:%M %p").time() > datetime.strptime(NOW_TIME, "%I:%M %p").time()
+
+
+def first_later_time() -> str:
+    """The time picker's preselected slot: the first one after "now" today."""
+    return next(t for t in schedule_times() if _after_now(t))
 
 
 def initial_state() -> dict[str, Any]:
@@ -140,7 +148,7 @@ def set_when(state: dict[str, Any], when: str, day: str = "", time: str = "") ->
         raise RideError("choose a pickup day in the next week")
     if time not in schedule_times():
         raise RideError("choose a pickup time")
-    if day == schedule_days()[0] and datetime.strptime(time, "%I:%M %p").time() <= datetime.strptime(NOW_TIME, "%I:%M %p").time():
+    if day == schedule_days()[0] and not _after_now(time):
         raise RideError(f"a pickup today must be after {NOW_TIME}")
     r.update(when="scheduled", pickupDate=day, pickupTime=time)
 
