@@ -12,15 +12,15 @@ import pytest
 from halo.tasks.registry import agisdk_v2_dir
 from halo.sites.opendining import TASK_IDS, OpenDining, restaurants
 from halo.sites.opendining.restaurants import TODAY, by_name
-from tests.sites.verifying import (
-    assert_replica_serves, assert_verifies, by_number, finish_state, score, site_client, verified_fixture,
+from tests.sites.replica_checks import (
+    assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, score, site_client, verified_fixture,
 )
 
-TASKS = by_number(TASK_IDS)
+TASKS = natural_task_order(TASK_IDS)
 
 
 def test_replica_serves_every_v2_opendining_task():
-    assert_replica_serves(OpenDining, 11)
+    assert_serves_every_v2_task(OpenDining, 11)
 
 
 verified = verified_fixture(TASKS)
@@ -28,7 +28,7 @@ verified = verified_fixture(TASKS)
 
 @pytest.mark.parametrize("task_id", TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    assert_verifies(verified[task_id])
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_reservations_are_what_the_goals_ask(verified):

@@ -10,15 +10,15 @@ import pytest
 
 from halo.sites.staynb import TASK_IDS, StayNB, stays, trips
 from halo.sites.staynb.stays import DESTINATION_BY_LABEL, Filters, by_title
-from tests.sites.verifying import (
-    assert_replica_serves, assert_verifies, by_number, finish_state, score, site_client, verified_fixture,
+from tests.sites.replica_checks import (
+    assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, score, site_client, verified_fixture,
 )
 
-TASKS = by_number(TASK_IDS)
+TASKS = natural_task_order(TASK_IDS)
 
 
 def test_replica_serves_every_v2_staynb_task():
-    assert_replica_serves(StayNB, 11)
+    assert_serves_every_v2_task(StayNB, 11)
 
 
 verified = verified_fixture(TASKS)
@@ -26,7 +26,7 @@ verified = verified_fixture(TASKS)
 
 @pytest.mark.parametrize("task_id", TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    assert_verifies(verified[task_id])
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_searches_are_what_the_goals_ask(verified):

@@ -20,7 +20,7 @@ from halo.sites.app import create_app
 from halo.cli.verify import VerifyRow, verify_task
 from halo.sites.zilloft import TASK_IDS, Zilloft, filters_from_params, homes, listings
 from halo.sites.zilloft.listings import Filters, find_by_street, resolve_place
-from tests.sites.verifying import assert_verifies
+from tests.sites.replica_checks import assert_verified
 
 ZILLOFT_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -48,7 +48,7 @@ async def verified(env) -> dict[str, VerifyRow]:
 
 @pytest.mark.parametrize("task_id", ZILLOFT_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    assert_verifies(verified[task_id])
+    assert_verified(verified[task_id])
 
 
 async def test_oracle_states_carry_what_the_goals_ask(verified):

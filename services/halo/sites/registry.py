@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from halo.sites.dashdish import DashDish
 from halo.sites.gocalendar import GoCalendar
 from halo.sites.gomail import GoMail
 from halo.sites.marrisuite import MarriSuite
@@ -13,11 +14,12 @@ from halo.sites.playground import Playground
 from halo.sites.replica import Replica
 from halo.sites.staynb import StayNB
 from halo.sites.topwork import TopWork
+from halo.sites.udriver import UDriver
 from halo.sites.zilloft import Zilloft
 
 REPLICA_TYPES: list[type[Replica]] = [
     Playground, Omnizon, GoMail, GoCalendar, Zilloft,
-    MarriSuite, OpenDining, StayNB, NetworkIn, TopWork,
+    MarriSuite, OpenDining, StayNB, NetworkIn, TopWork, DashDish, UDriver,
 ]
 
 
