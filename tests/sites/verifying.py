@@ -17,7 +17,7 @@ from halo.env.tasks import default_registry
 from halo.sites.verify import VerifyRow, verify_site_tasks
 
 
-async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 8) -> dict[str, VerifyRow]:
+async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 4) -> dict[str, VerifyRow]:
     """Every attempt of every task, at most `sessions` env sessions at once (text-only observations)."""
     registry = default_registry()
     rows = await verify_site_tasks(env, [registry.get(t) for t in task_ids], sessions=sessions)
