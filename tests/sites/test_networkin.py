@@ -14,26 +14,26 @@ from halo.reward.evaluator import evaluate
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
 from halo.cli.verify import VerifyRow
-from tests.sites.replica_checks import (
-    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
-    site_client, site_milestone_names, verify_all,
+from tests.sites.verifying import (
+    assert_replica_serves, assert_verifies, by_number, finish_state, milestones_by_step, score, site_client,
+    site_milestone_names, verify_all,
 )
 
-NETWORKIN_TASKS = natural_task_order(TASK_IDS)
+NETWORKIN_TASKS = by_number(TASK_IDS)
 
 
 def test_replica_serves_every_v2_networkin_task():
-    assert_serves_every_v2_task(NetworkIn, 10)
+    assert_replica_serves(NetworkIn, 10)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASK_IDS)
+    return await verify_all(env, by_number(TASK_IDS), sessions=4)
 
 
 @pytest.mark.parametrize("task_id", NETWORKIN_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    assert_verified(verified[task_id])
+    assert_verifies(verified[task_id])
 
 
 async def test_env_state_mirror_changes_no_other_verdict(verified):
@@ -69,7 +69,7 @@ async def test_oracle_states_carry_what_the_goals_ask(verified):
 
 @pytest.fixture
 async def http():
-    async with site_client(NetworkIn, "networkin-25") as client:
+    async with site_client(NetworkIn, "networkin-25", "run-3") as client:
         yield client
 
 

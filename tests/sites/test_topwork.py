@@ -13,26 +13,26 @@ from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
 from halo.cli.verify import VerifyRow
-from tests.sites.replica_checks import (
-    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
-    site_client, site_milestone_names, verify_all,
+from tests.sites.verifying import (
+    assert_replica_serves, assert_verifies, by_number, finish_state, milestones_by_step, score, site_client,
+    site_milestone_names, verify_all,
 )
 
-TOPWORK_TASKS = natural_task_order(TASK_IDS)
+TOPWORK_TASKS = by_number(TASK_IDS)
 
 
 def test_replica_serves_every_v2_topwork_task():
-    assert_serves_every_v2_task(TopWork, 12)
+    assert_replica_serves(TopWork, 12)
 
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASK_IDS)
+    return await verify_all(env, by_number(TASK_IDS), sessions=4)
 
 
 @pytest.mark.parametrize("task_id", TOPWORK_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
-    assert_verified(verified[task_id])
+    assert_verifies(verified[task_id])
 
 
 async def test_oracle_states_carry_what_the_goals_ask(verified):
@@ -75,7 +75,7 @@ def test_seed_jobs_and_contacts_read_the_way_the_scripts_expect():
 
 @pytest.fixture
 async def http():
-    async with site_client(TopWork, "topwork-13") as client:
+    async with site_client(TopWork, "topwork-13", "run-3") as client:
         yield client
 
 

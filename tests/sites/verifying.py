@@ -73,6 +73,7 @@ def assert_replica_serves(cls, count: int) -> None:
     assert {t.id for t in v2} == cls.task_ids and len(v2) == count
     assert all(t.replica_available and t.scorable and t.notes for t in v2)
     assert set(cls.oracles) == set(cls.wrong_attempts) == cls.task_ids
+    assert {t.id for t in default_registry().list(site=cls.site_id, replica_only=True)} == cls.task_ids  # ListTasks(replica_only)
 
 
 @contextlib.asynccontextmanager
@@ -85,3 +86,14 @@ async def site_client(cls, task_id: str, run_id: str):
         r = await client.get(f"/{cls.site_id}//config?run_id={run_id}&task_id=v2.{task_id}")
         assert r.status_code == 200, r.text
         yield client
+
+
+def milestones_by_step(breakdowns) -> list[list[str]]:
+    """The milestones each transition of a rollout paid, step by step (names without the 'milestone:' prefix)."""
+    return [[c.name.removeprefix("milestone:") for c in b.components if c.name.startswith("milestone:")] for b in breakdowns]
+
+
+def site_milestone_names(site: str) -> set[str]:
+    from halo.reward.config import load_config
+
+    return {m.name for m in load_config().milestones[site]}
