@@ -15,8 +15,8 @@ from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
 from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
-    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
-    site_client, site_milestone_names, verify_all,
+    assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, milestones_by_step, score, site_client,
+    site_milestone_names, verify_all,
 )
 
 NETWORKIN_TASKS = natural_task_order(TASK_IDS)
@@ -28,7 +28,7 @@ def test_replica_serves_every_v2_networkin_task():
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASK_IDS)
+    return await verify_all(env, natural_task_order(TASK_IDS), sessions=4)
 
 
 @pytest.mark.parametrize("task_id", NETWORKIN_TASKS)
@@ -69,7 +69,7 @@ async def test_oracle_states_carry_what_the_goals_ask(verified):
 
 @pytest.fixture
 async def http():
-    async with site_client(NetworkIn, "networkin-25") as client:
+    async with site_client(NetworkIn, "networkin-25", "run-3") as client:
         yield client
 
 

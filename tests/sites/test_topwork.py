@@ -14,8 +14,8 @@ from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
 from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
-    assert_serves_every_v2_task, assert_verified, finish_state, milestones_by_step, natural_task_order, score,
-    site_client, site_milestone_names, verify_all,
+    assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, milestones_by_step, score, site_client,
+    site_milestone_names, verify_all,
 )
 
 TOPWORK_TASKS = natural_task_order(TASK_IDS)
@@ -27,7 +27,7 @@ def test_replica_serves_every_v2_topwork_task():
 
 @pytest.fixture(scope="module")
 async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, TASK_IDS)
+    return await verify_all(env, natural_task_order(TASK_IDS), sessions=4)
 
 
 @pytest.mark.parametrize("task_id", TOPWORK_TASKS)
@@ -75,7 +75,7 @@ def test_seed_jobs_and_contacts_read_the_way_the_scripts_expect():
 
 @pytest.fixture
 async def http():
-    async with site_client(TopWork, "topwork-13") as client:
+    async with site_client(TopWork, "topwork-13", "run-3") as client:
         yield client
 
 
