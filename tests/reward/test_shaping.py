@@ -6,7 +6,7 @@ import pytest
 
 from halo.agent import actions as A
 from halo.errors import InvalidArgument
-from halo.reward.pages import PageElement
+from halo.agent.context import PageElement
 from halo.reward.shaping import score_transition
 from halo.reward.transition import Transition
 from tests.reward.pagekit import BASE, EpisodeDriver, diff, line, page
@@ -194,8 +194,8 @@ def test_action_milestones_resolve_bids_and_click_points():
     assert "milestone:save_clicked" in names(by_bid.step(A.ClickElement("5"), page("http://cal.test/", line(9, "text", "Event saved"))))
 
     boxes = (
-        PageElement("1", "dialog", "Event", box=(0, 0, 1280, 720)),
-        PageElement("5", "button", "Save", interactive=True, box=(100, 100, 80, 30)),
+        PageElement("1", "dialog", "Event", x=0, y=0, width=1280, height=720, interactive=False),
+        PageElement("5", "button", "Save", x=100, y=100, width=80, height=30, interactive=True),
     )
     pixels = EpisodeDriver("gocalendar-12", page("http://cal.test/", elements=boxes))
     r = pixels.step(A.ClickAt(A.Point(120, 110)), page("http://cal.test/?saved=1", elements=boxes))

@@ -18,7 +18,11 @@ DEFAULT_HISTORY_STEPS = 5  # seeds: "screenshot + goal + last 5 actions" keeps a
 
 @dataclass(frozen=True)
 class PageElement:
-    """One actionable element of the page, addressed by its bid."""
+    """One element of the page as the env observed it (halo.v1.Element), addressed by its bid.
+
+    The one element type: the policy reads it (prompt, embedded policy) and so does the reward
+    service (novelty and loop keys, milestones, the element under a coordinate click).
+    """
 
     bid: str
     role: str
@@ -31,6 +35,33 @@ class PageElement:
     visible: bool = True
     interactive: bool = True
     focused: bool = False
+    depth: int = 0                      # nesting depth in the flattened tree
+
+    @property
+    def label(self) -> str:
+        """How milestone `target` regexes see an element: role "name"."""
+        return f'{self.role} "{self.name}"'
+
+    @property
+    def area(self) -> float:
+        return self.width * self.height
+
+    def contains(self, x: float, y: float) -> bool:
+        return self.x <= x <= self.x + self.width and self.y <= y <= self.y + self.height
+
+
+def element_to_proto(e: PageElement) -> cpb.Element:
+    return cpb.Element(
+        bid=e.bid, role=e.role, name=e.name, value=e.value, bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
+        visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+    )
+
+
+def element_from_proto(e: cpb.Element) -> PageElement:
+    return PageElement(
+        bid=e.bid, role=e.role, name=e.name, value=e.value, x=e.bbox.x, y=e.bbox.y, width=e.bbox.width,
+        height=e.bbox.height, visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+    )
 
 
 @dataclass(frozen=True)
@@ -71,14 +102,7 @@ def page_from_proto(obs: cpb.Observation) -> PageView:
         screenshot=obs.screenshot,
         image_mime="image/jpeg" if obs.image_format == cpb.IMAGE_FORMAT_JPEG else "image/png",
         width=obs.width or 1280, height=obs.height or 720, axtree=obs.axtree,
-        elements=tuple(
-            PageElement(
-                bid=e.bid, role=e.role, name=e.name, value=e.value, x=e.bbox.x, y=e.bbox.y,
-                width=e.bbox.width, height=e.bbox.height, visible=e.visible, interactive=e.interactive,
-                focused=e.focused,
-            )
-            for e in obs.elements
-        ),
+        elements=tuple(element_from_proto(e) for e in obs.elements),
         url=obs.url, title=obs.title, last_action_error=obs.last_action_error, step_index=obs.step_index,
     )
 
@@ -99,14 +123,7 @@ def context_to_proto(ctx: PolicyContext) -> ppb.PolicyInput:
         image_format=cpb.IMAGE_FORMAT_JPEG if page.image_mime == "image/jpeg" else cpb.IMAGE_FORMAT_PNG,
         width=page.width, height=page.height, axtree=page.axtree, url=page.url, title=page.title,
         last_action_error=page.last_action_error, step_index=page.step_index, goal=ctx.goal,
-        elements=[
-            cpb.Element(
-                bid=e.bid, role=e.role, name=e.name, value=e.value,
-                bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
-                visible=e.visible, interactive=e.interactive, focused=e.focused,
-            )
-            for e in page.elements
-        ],
+        elements=[element_to_proto(e) for e in page.elements],
     )
     return ppb.PolicyInput(
         goal=ctx.goal, observation=obs,

@@ -22,8 +22,9 @@ EVALUATE_TIMEOUT_S = 120.0
 def page_state(obs: cpb.Observation | None = None, state_json: str = "", *, elements: bool = True) -> pb.PageState:
     """A PageState from an env observation (and the site's /finish JSON, on replicas).
 
-    `elements=True` sends the structured elements too, so coordinate clicks can be resolved to
-    the element under the point (milestones and loop detection of pixel-clicking agents).
+    The reward service reads the page through its elements (halo.agent.context.PageElement: novelty
+    and loop keys, milestones, the element under a coordinate click), never by re-parsing the AXTree
+    text; `elements=False` leaves it the URL and title only.
     """
     if obs is None:
         return pb.PageState(state_json=state_json)

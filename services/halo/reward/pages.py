@@ -22,62 +22,11 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from halo.agent.context import PageElement
+
 #: Roles whose value is a choice among a few options: part of the state. Free-text values are not.
 DISCRETE_VALUE_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox", "option", "menuitemcheckbox", "tab"})
 _DIGITS = re.compile(r"\d+")
-# `  [12] button "Add to Cart" value="x" focused (offscreen)` (observe.ElementInfo.line)
-_AX_LINE = re.compile(r'^(?P<indent> *)\[(?P<bid>[^\]]*)\] (?P<role>\S+)(?P<rest>.*)$')
-_AX_VALUE = re.compile(r' value="(?P<value>.*)"$')
-
-
-@dataclass(frozen=True)
-class PageElement:
-    bid: str
-    role: str
-    name: str = ""
-    value: str = ""
-    focused: bool = False
-    visible: bool = True
-    interactive: bool = False
-    depth: int = 0
-    box: tuple[float, float, float, float] | None = None   # x, y, width, height in CSS pixels
-
-    @property
-    def label(self) -> str:
-        """How milestone `target` regexes see an element: role "name"."""
-        return f'{self.role} "{self.name}"'
-
-    def contains(self, x: float, y: float) -> bool:
-        if self.box is None:
-            return False
-        bx, by, bw, bh = self.box
-        return bx <= x <= bx + bw and by <= y <= by + bh
-
-
-def parse_axtree(text: str) -> list[PageElement]:
-    """Elements from the env's AXTree text (used when the structured elements were not sent)."""
-    out: list[PageElement] = []
-    for line in text.splitlines():
-        m = _AX_LINE.match(line)
-        if not m:
-            continue
-        rest = m["rest"]
-        visible = not rest.endswith(" (offscreen)")
-        rest = rest.removesuffix(" (offscreen)")
-        focused = rest.endswith(" focused")
-        rest = rest.removesuffix(" focused")
-        value = ""
-        vm = _AX_VALUE.search(rest)
-        if vm:
-            value, rest = vm["value"], rest[: vm.start()]
-        name = rest.strip()
-        if len(name) >= 2 and name.startswith('"') and name.endswith('"'):
-            name = name[1:-1]
-        out.append(PageElement(
-            bid=m["bid"], role=m["role"], name=name, value=value, focused=focused, visible=visible,
-            depth=len(m["indent"]) // 2,
-        ))
-    return out
 
 
 def canonical_url(url: str, keep_query: bool = True) -> str:
@@ -103,11 +52,7 @@ class PageSnapshot:
     title: str = ""
     axtree: str = ""
     state: dict[str, Any] | None = None          # the /finish JSON; None when not sent
-    structured: tuple[PageElement, ...] = ()     # elements with boxes, when sent
-
-    @cached_property
-    def elements(self) -> tuple[PageElement, ...]:
-        return self.structured or tuple(parse_axtree(self.axtree))
+    elements: tuple[PageElement, ...] = ()       # as the env sent them (PageState.elements)
 
     @cached_property
     def state_key(self) -> str:
@@ -139,8 +84,7 @@ class PageSnapshot:
         hits = [el for el in self.elements if el.visible and el.contains(x, y)]
         if not hits:
             return None
-        area = lambda el: el.box[2] * el.box[3] if el.box else float("inf")  # noqa: E731
-        return min(hits, key=lambda el: (not el.interactive, area(el)))
+        return min(hits, key=lambda el: (not el.interactive, el.area))
 
     def focused_element(self) -> PageElement | None:
         return next((el for el in self.elements if el.focused), None)

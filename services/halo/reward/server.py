@@ -5,11 +5,12 @@ from __future__ import annotations
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
+from halo.agent.context import element_from_proto
 from halo.tasks.registry import TaskRegistry, default_registry
 from halo.reward.config import RewardConfig, RewardSettings
 from halo.reward.core import FinalEvaluation, RewardCore, parse_state_json
 from halo.reward.judge import Judge
-from halo.reward.pages import PageElement, PageSnapshot
+from halo.reward.pages import PageSnapshot
 from halo.reward.shaping import Breakdown
 from halo.reward.transition import Transition
 from halo.runtime.errors import InvalidArgument, translate_errors
@@ -22,13 +23,7 @@ _EVAL_KINDS = {"script": cpb.EVAL_KIND_SCRIPT, "jmespath": cpb.EVAL_KIND_JMESPAT
 
 
 def page_from_proto(msg: pb.PageState) -> PageSnapshot:
-    elements = tuple(
-        PageElement(
-            bid=e.bid, role=e.role, name=e.name, value=e.value, focused=e.focused, visible=e.visible,
-            interactive=e.interactive, depth=e.depth, box=(e.bbox.x, e.bbox.y, e.bbox.width, e.bbox.height),
-        )
-        for e in msg.elements
-    )
+    elements = tuple(element_from_proto(e) for e in msg.elements)
     return PageSnapshot(msg.url, msg.title, msg.axtree, parse_state_json(msg.state_json), elements)
 
 

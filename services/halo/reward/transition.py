@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from halo.agent import actions as A
-from halo.reward.pages import PageElement, PageSnapshot
+from halo.agent.context import PageElement
+from halo.reward.pages import PageSnapshot
 
 #: The env's viewport; coordinate actions in Qwen's 0..1000 space are scaled to it.
 VIEWPORT = (1280, 720)

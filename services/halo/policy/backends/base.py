@@ -40,7 +40,8 @@ class Completion:
     finish_reason: str = "stop"
     token_ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
-    action: Action | None = None  # set by backends that choose actions directly (embedded)
+    action: Action | None = None  # set by backends that choose actions directly (embedded); the gateway
+                                  # then writes `text` once, in the syntax the caller asked for
 
 
 @dataclass

@@ -15,7 +15,6 @@ from pathlib import Path
 from halo.agent.actions import Action
 from halo.agent.context import PolicyContext
 from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, head_from_bytes
-from halo.agent.formats import format_action
 from halo.agent.prompt import Prompt
 from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams
 from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -83,12 +82,9 @@ class EmbeddedBackend(Backend):
         policy = self.policy
         assert policy is not None
         features, samples = await asyncio.to_thread(policy.sample, head, ctx, params.n, params.temperature, params.seed)
-        fmt = self.route.format
         completions = [
-            Completion(
-                text=format_action(s.action, fmt, ctx.page.width, ctx.page.height), finish_reason="stop",
-                token_ids=[s.index], logprobs=[s.logprob], action=s.action,
-            )
+            # no text: the gateway writes the chosen action once, in the caller's syntax
+            Completion(text="", finish_reason="stop", token_ids=[s.index], logprobs=[s.logprob], action=s.action)
             for s in samples
         ]
         return BackendResult(completions=completions, prompt_tokens=len(features.candidates), completion_tokens=len(samples))
