@@ -27,3 +27,9 @@ class EnvSettings(ServiceSettings):
     navigation_timeout_ms: float = Field(15000, description="timeout of a navigation")
     max_wait_ms: int = Field(5000, description="cap on the wait action")
     block_other_hosts: bool = Field(True, description="abort every request to a host outside the task's sites")
+    guard_grader: bool = Field(
+        True,
+        description="keep the grader out of the agent's reach: refuse navigation (and requests) to the sites' control "
+        "routes (/config, /finish, /__halo) and pages of another site's replica; off only for parity experiments "
+        "with REAL's hosted sites",
+    )

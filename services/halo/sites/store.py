@@ -17,6 +17,8 @@ from typing import Any
 from halo.sites.diff import detailed_diff
 
 SESSION_COOKIE = "halo_sid"
+#: Response header naming the epoch and task of the state a replica served ("<epoch>;<task_id>").
+STATE_HEADER = "x-halo-state"
 
 
 @dataclass
@@ -28,6 +30,12 @@ class SiteSession:
     initial: dict[str, Any]
     state: dict[str, Any]
     snapshots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: new at every /config: a state that was lost and started again (same task) has another epoch
+    epoch: str = field(default_factory=lambda: secrets.token_hex(4))
+
+    @property
+    def state_tag(self) -> str:
+        return f"{self.epoch};{self.task_id}"   # the epoch first: a header value cannot start with a space
 
     def finish_payload(self, differences: dict[str, Any] | None = None) -> dict[str, Any]:
         """The JSON REAL's /finish page shows (the eval scripts' input)."""
