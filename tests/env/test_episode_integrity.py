@@ -7,10 +7,17 @@ run in the shared stack's Chromium through a second SessionManager pointed at it
 
 from __future__ import annotations
 
+import asyncio
 import http.server
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 
 import pytest
 
@@ -52,14 +59,15 @@ class _Answer503(http.server.BaseHTTPRequestHandler):
 class OwnSites:
     """A sites server on a fixed port that a test can stop, replace with a 503 answerer, or restart."""
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: str = "") -> None:
+        self.data_dir = data_dir          # "": in memory, every state is lost when it stops
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.server: BackgroundSitesServer | None = None
         self.http: http.server.ThreadingHTTPServer | None = None
 
     def start(self) -> None:
-        self.server = BackgroundSitesServer(SitesSettings(port=self.port)).start()
+        self.server = BackgroundSitesServer(SitesSettings(port=self.port, data_dir=self.data_dir)).start()
 
     def stop(self) -> None:
         if self.server is not None:
@@ -214,3 +222,54 @@ def test_policy_paths_are_judged_as_the_server_routes_them():
     open_policy = UrlPolicy.for_site("http://h:1/gomail/", guard=False)
     assert open_policy.check("http://h:1/gomail/finish") is None and open_policy.check("http://h:1/omnizon/") is None
     assert "outside the task's sites" in open_policy.check("http://other:1/")
+
+
+def _start_sites_process(port: int, data_dir) -> subprocess.Popen:
+    """`halo serve sites` as its own process (so that it can be killed with -9)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halo.cli", "serve", "sites", "--port", str(port), "--data-dir", str(data_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"sites server exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/__halo/health", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise AssertionError("sites server did not start in 60 s")
+
+
+async def test_a_killed_sites_server_restarted_on_its_data_dir_serves_open_sessions_where_they_were(stack, tmp_path):
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = await asyncio.to_thread(_start_sites_process, port, tmp_path)
+    manager = SessionManager(EnvSettings(port=0, metrics_port=-1, sites_url=url, pool_size=2), default_registry(),
+                             pool=stack.env_manager.pool)
+    try:
+        session, obs = await _create(manager)
+        snap_id, _ = await manager.snapshot(session.id)            # before signing up
+        out = await manager.step(session.id, A.ClickElement(_bid(obs, "button", "Sign up")), TEXT_ONLY)
+        assert out.action_ok and "Thanks for signing up" in out.observation.axtree
+        before = json.loads((await manager.state(session.id)).state_json)
+
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc = await asyncio.to_thread(_start_sites_process, port, tmp_path)
+
+        after = json.loads((await manager.state(session.id)).state_json)   # was: UNAVAILABLE, state gone
+        assert after == before and after["initialfinaldiff"]["updated"]["signup"]["clicked"] is True
+        out = await manager.step(session.id, A.Goto(f"{url}/playground/"), TEXT_ONLY)
+        assert out.action_ok and not out.env_failure, out
+        assert "Thanks for signing up" in out.observation.axtree       # the page is rendered from the kept state
+        await manager.restore(session.id, snap_id, TEXT_ONLY)         # snapshots survive too
+        restored = json.loads((await manager.state(session.id)).state_json)
+        assert restored["initialfinaldiff"]["updated"] == {}
+    finally:
+        for session_id in list(manager._sessions):
+            await manager.close_session(session_id)
+        proc.kill()
+        proc.wait()

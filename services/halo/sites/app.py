@@ -69,6 +69,7 @@ class _SessionCookie:
                     headers.append((b"set-cookie", cookie.encode()))
                 session = self.store.get(sid, site) if site else None
                 if session is not None:
+                    self.store.save(sid, site)   # durable before the page that shows the change is sent
                     headers.append((STATE_HEADER.encode(), session.state_tag.encode()))
                 message = dict(message, headers=headers)
             await send(message)
@@ -124,10 +125,12 @@ def _contract_routes(replica: Replica) -> list[Route]:
     ]
 
 
-def create_app(replica_types: Iterable[type[Replica]] | None = None, store: SessionStore | None = None) -> Starlette:
+def create_app(
+    replica_types: Iterable[type[Replica]] | None = None, store: SessionStore | None = None, data_dir: str = "",
+) -> Starlette:
     from halo.sites.registry import REPLICA_TYPES
 
-    store = store or SessionStore()
+    store = store or SessionStore(data_dir or None)
     replicas = [cls(store) for cls in (replica_types or REPLICA_TYPES)]
 
     async def health(request: Request) -> Response:
