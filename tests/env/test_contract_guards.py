@@ -3,6 +3,8 @@ every enum of every request is checked, and reflection answers under v1 as well 
 
 from __future__ import annotations
 
+import asyncio
+
 import grpc
 import pytest
 from grpc_reflection.v1alpha import reflection_pb2 as refl
@@ -97,3 +99,34 @@ async def test_reflection_is_served_as_v1_and_v1alpha(stack):
             files = [descriptor_pb2.FileDescriptorProto.FromString(b)
                      for b in described.file_descriptor_response.file_descriptor_proto]
             assert any(f.package == "grpc.reflection.v1" and f.service[0].name == "ServerReflection" for f in files)
+
+
+async def test_list_sessions_by_run_and_labels_keep_alive_and_close_a_runs_leftovers(stack):
+    from halo.client.env import EnvClient
+
+    text_only = cpb.ObservationOptions(skip_screenshot=True)
+    async with EnvClient(stack.env_target, timeout_s=60, keepalive_s=0.2) as client:
+        a = await client.create_session("playground-signup", run_id="run-a", labels={"group": "1"}, observation=text_only)
+        b = await client.create_session("playground-name", run_id="run-a", labels={"group": "2"}, observation=text_only)
+        other = await client.create_session("playground-signup", run_id="run-b", observation=text_only)
+        try:
+            listed = await client.list_sessions(run_id="run-a")
+            assert {s.session_id for s in listed.sessions} == {a.session_id, b.session_id} and listed.total == 2
+            assert [s.task_id for s in (await client.list_sessions(run_id="run-a", labels={"group": "2"})).sessions] == ["playground-name"]
+            assert (await client.list_sessions(run_id="run-a", limit=1)).total == 2
+
+            # the client keeps what it holds open alive on its own (a long model call between steps)
+            manager = stack.env_manager
+            touched = manager.get(a.session_id).last_used
+            await asyncio.sleep(1.0)
+            assert manager.get(a.session_id).last_used > touched
+            alive = await client.keep_alive([a.session_id, "gone"])
+            assert (alive.alive, alive.unknown) == (1, 1)
+
+            assert await client.close_run_sessions("run-a") == 2   # a resumed run's first act
+            assert (await client.list_sessions(run_id="run-a")).total == 0
+            assert (await client.list_sessions(run_id="run-b")).total == 1
+            with pytest.raises(ValueError):
+                await client.close_run_sessions("")
+        finally:
+            await client.close_session(other.session_id)

@@ -105,6 +105,7 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     snapshots: dict[str, SnapshotRecord] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    run_id: str = ""
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
@@ -212,7 +213,7 @@ class SessionManager:
             session = Session(
                 id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=slot, context=context,
                 page=page, policy=policy, guard=guard, faults=faults, max_steps=max_steps or self.settings.max_steps,
-                labels=dict(labels or {}),
+                labels=dict(labels or {}), run_id=run_id,
             )
             self._watch(session)
             await self._setup_task(session, seed, run_id or "0")
@@ -467,6 +468,24 @@ class SessionManager:
         metrics.SESSIONS_ACTIVE.set(self.active)
         log.info("session closed", session=session_id, reason=reason)
         return True
+
+    def list_sessions(self, run_id: str = "", labels: dict[str, str] | None = None) -> list[Session]:
+        """Open sessions of a run and/or carrying all of `labels`, oldest first."""
+        wanted = (labels or {}).items()
+        return [
+            s for s in self._sessions.values()
+            if (not run_id or s.run_id == run_id) and all(s.labels.get(k) == v for k, v in wanted)
+        ]
+
+    def keep_alive(self, session_ids: list[str]) -> int:
+        """Restart the idle TTL of these sessions; returns how many are open."""
+        alive = 0
+        for session_id in session_ids:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.touch()
+                alive += 1
+        return alive
 
     def stats(self) -> dict[str, int]:
         metrics.BROWSER_RESTARTS.set(self.pool.restarts)
