@@ -109,10 +109,12 @@ def test_status_and_health_commands(up_stack):
     assert nobody.returncode == 1 and nobody.stdout.startswith("UNREACHABLE")
 
 
-def test_a_second_up_on_the_same_run_folder_refuses(up_stack):
+def test_a_second_up_on_the_same_run_folder_leaves_everything_as_it_is(up_stack):
+    before = up_stack.state["services"]
     done = halo("up", "--ports", "free", "--run-dir", str(up_stack.run_dir))
-    assert done.returncode == 1 and "still running" in done.stdout
-    assert all(psutil.pid_exists(e["pid"]) for e in up_stack.state["services"].values())
+    assert done.returncode == 0 and "is already running" in done.stdout, done.stdout
+    assert up_stack.state["services"] == before
+    assert all(psutil.pid_exists(e["pid"]) for e in before.values())
 
 
 def test_down_stops_gracefully_and_leaves_nothing_behind(tmp_path):
@@ -123,6 +125,17 @@ def test_down_stops_gracefully_and_leaves_nothing_behind(tmp_path):
     assert list(state["services"]) == ["sites", "env"]  # --only env brings its dependency along
     assert state["skipped"]["reward"] == "not asked for (--only)"
     env_pid = state["services"]["env"]["pid"]
+
+    # one service killed: `halo up` again starts only it, on the address it had (like docker compose up)
+    killed = state["services"]["sites"]
+    os.kill(killed["pid"], signal.SIGKILL)
+    again = halo("up", "--ports", "free", "--only", "env", "--run-dir", str(run_dir))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "env         running  pid" in again.stdout and "sites       up" in again.stdout, again.stdout
+    state = json.loads((run_dir / "state.json").read_text())
+    assert state["services"]["env"]["pid"] == env_pid and psutil.pid_exists(env_pid)
+    assert state["services"]["sites"]["pid"] != killed["pid"] and state["services"]["sites"]["port"] == killed["port"]
+
     chromium = _chromium_children(env_pid)
     assert chromium, "the env service runs Chromium"
     everything = [env_pid, state["services"]["sites"]["pid"], *(p.pid for p in chromium)]

@@ -220,7 +220,7 @@ async def test_malformed_requests_are_invalid_argument(env):
         with pytest.raises(InvalidArgument, match="jpeg_quality"):
             await env.observe(created.session_id, cpb.ObservationOptions(jpeg_quality=101))
         bad_space = cpb.Action(click_at=cpb.ClickAt(point=cpb.Point(x=1, y=1, space=77)))
-        with pytest.raises(InvalidArgument, match="coordinate space"):
+        with pytest.raises(InvalidArgument, match=r"action\.click_at\.point\.space: 77 is not a CoordinateSpace value"):
             await env.step(created.session_id, bad_space)
     finally:
         await env.close_session(created.session_id)

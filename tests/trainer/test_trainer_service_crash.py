@@ -1,5 +1,6 @@
 """kill -9 of the trainer service mid-run: the restarted service resumes the GRPO run from its last
-checkpoint, and no completed step is lost or repeated."""
+checkpoint, and no completed step is lost or repeated; the killed service's env sessions, which
+fill the pool, do not strand the run, and `halo train --submit` follows it across the restart."""
 
 from __future__ import annotations
 
@@ -48,40 +49,69 @@ async def start_trainer(port: int, runs_dir: Path, stack) -> asyncio.subprocess.
 async def services():
     from halo.cli.stack import LocalStack
 
-    async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
+    # The pool holds exactly one group, and idle sessions live 10 minutes: the killed service's open
+    # sessions fill it until the resumed run closes them (the issue's RESOURCE_EXHAUSTED).
+    overrides = {"pool_size": 4, "acquire_timeout_s": 2, "session_ttl_s": 600}
+    async with LocalStack(env_overrides=overrides, with_reward=True, with_gateway=True) as stack:
         yield stack
 
 
+@pytest.mark.timeout(900)   # three processes and Chromium: minutes on a loaded 2-core machine
 async def test_kill_9_mid_run_then_restart_resumes_without_losing_or_repeating_steps(services, tmp_path: Path):
     port = free_port()
-    spec = RunSpec(task_ids=["playground-signup"], total_steps=5, group_size=4, groups_per_batch=1, max_steps=3,
-                   learning_rate=0.02, seed=3)
-    proc = await start_trainer(port, tmp_path, services)
+    proc = await start_trainer(port, tmp_path / "runs", services)
+    # the user's view: `halo train --submit`, which must outlive the trainer service's restart
+    submit = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "halo"), "train", "--submit", f"127.0.0.1:{port}", "--tasks", "playground-signup",
+        "--steps", "4", "--group-size", "4", "--groups-per-batch", "1", "--max-steps", "2", "--lr", "0.02",
+        "--seed", "3", "--eval-every", "0", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     try:
-        async with TrainerClient(f"127.0.0.1:{port}") as client:
-            run = await client.start_run(spec)
-            while (await client.get_run(run.run_id)).step < 2:
-                await asyncio.sleep(0.2)
+        runs = tmp_path / "runs"
+        deadline = asyncio.get_running_loop().time() + 300
+        while True:
+            found = [p for p in runs.glob("*/run.json")] if runs.exists() else []
+            if found and json.loads(found[0].read_text())["step"] >= 1 and services.env_manager.active == 4:
+                break   # step 1 done, a group's four sessions open: the kill leaves them behind
+            if submit.returncode is not None or asyncio.get_running_loop().time() > deadline:
+                submit.kill()
+                out = (await submit.communicate())[0].decode()
+                raise AssertionError(f"the run did not reach step 1 with its sessions open:\n{out}")
+            await asyncio.sleep(0.05)
+        run_id = found[0].parent.name
         os.kill(proc.pid, signal.SIGKILL)
         await proc.wait()
-        killed_at = json.loads((tmp_path / run.run_id / "run.json").read_text())["step"]
-        assert 2 <= killed_at < 5
+        killed_at = json.loads((runs / run_id / "run.json").read_text())["step"]
+        assert 1 <= killed_at < 4
+        assert services.env_manager.active == 4   # orphans: the pool is full
 
-        proc = await start_trainer(port, tmp_path, services)  # auto-resume on start
+        proc = await start_trainer(port, runs, services)  # auto-resume on start
         async with TrainerClient(f"127.0.0.1:{port}") as client:
-            events = [e async for e in client.watch(run.run_id)]
-            final = await client.get_run(run.run_id)
-            checkpoints = await client.list_checkpoints(run.run_id)
-        assert final.state == pb.RUN_STATE_SUCCEEDED, final.error
-        assert final.step == 5
-        assert [c.step for c in checkpoints] == [1, 2, 3, 4, 5]
-        steps = [json.loads(line)["step"] for line in (tmp_path / run.run_id / "metrics.jsonl").read_text().splitlines()]
-        assert steps == [1, 2, 3, 4, 5]  # nothing lost, nothing repeated
+            events = [e async for e in client.watch(run_id)]
+            final = await client.get_run(run_id)
+            checkpoints = await client.list_checkpoints(run_id)
+        assert final.state == pb.RUN_STATE_SUCCEEDED, final.error   # was: RESOURCE_EXHAUSTED, all 4 sessions in use
+        assert final.step == 4
+        assert [c.step for c in checkpoints] == [1, 2, 3, 4]
+        steps = [json.loads(line)["step"] for line in (runs / run_id / "metrics.jsonl").read_text().splitlines()]
+        assert steps == [1, 2, 3, 4]  # nothing lost, nothing repeated
         states = [pb.RunState.Name(e.state_change.state) for e in events if e.WhichOneof("event") == "state_change"]
         assert "RUN_STATE_INTERRUPTED" in states and states[-1] == "RUN_STATE_SUCCEEDED"
         resumed = [e.state_change.message for e in events if e.WhichOneof("event") == "state_change" and "resuming" in e.state_change.message]
         assert resumed and f"step-{killed_at:06d}" in resumed[-1]
+        logs = [e.log.message for e in events if e.WhichOneof("event") == "log"]
+        assert "closed 4 env session(s) left open by this run's previous life" in logs, logs
+        assert services.env_manager.active == 0
+
+        out, _ = await asyncio.wait_for(submit.communicate(), 120)
+        text = out.decode()
+        assert submit.returncode == 0, text       # was: a traceback, halo.errors.Unavailable: Stream removed
+        assert "lost the trainer service" in text and f"following run {run_id} again" in text, text
+        assert "Traceback" not in text and "succeeded: finished 4 steps" in text, text
     finally:
+        if submit.returncode is None:
+            submit.kill()
         if proc.returncode is None:
             proc.send_signal(signal.SIGTERM)
             await asyncio.wait_for(proc.wait(), 30)

@@ -276,11 +276,20 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
     desc = deployspec.load()
     run_dir.mkdir(parents=True, exist_ok=True)
     previous = RunState.load(run_dir)
-    if previous and any(_process(e) for e in previous.services.values()):
-        out(f"halo up: services from {run_dir} are still running (halo status; halo down first)")
-        return 1
+    # Like `docker compose up`: what still runs from this folder stays as it is, only what is not
+    # running (never started, stopped, killed) starts, on the address it had, so the running
+    # services that call it find it again.
+    running = {n: e for n, e in previous.services.items() if _process(e)} if previous else {}
     plan = make_plan(desc, ports, only or [], with_vllm)
-    if with_vllm and not plan["vllm"].skip:
+    for name, entry in (previous.services.items() if previous else []):
+        if name in plan and not plan[name].skip:
+            plan[name].port, plan[name].metrics_port = entry["port"], entry["metrics_port"]
+    if running and all(n in running for n, p in plan.items() if not p.skip):
+        for name, entry in running.items():
+            out(f"{name:<11} running  pid {entry['pid']}")
+        out(f"halo up: everything from {run_dir} is already running (halo status; halo down to stop)")
+        return 0
+    if with_vllm and not plan["vllm"].skip and "vllm" not in running:
         from halo.cli import vllm_local
 
         try:
@@ -289,14 +298,14 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
             out(f"halo up --with-vllm: {exc}")
             return 1
         vllm_model = _vllm_model(run_dir, vllm_model, out)
-    if ports == "default":
-        busy = [f"{n}:{p}" for pl in plan.values() if not pl.skip
+    if ports == "default" or running:
+        busy = [f"{n}:{p}" for pl in plan.values() if not pl.skip and pl.name not in running
                 for n, p in ((pl.name, pl.port), (pl.name, pl.metrics_port)) if p is not None and _port_busy(p)]
         if busy:
             out(f"halo up: ports in use: {', '.join(busy)} (another `halo up`? try `--ports free`)")
             return 1
     where = _local_placement(desc, plan, run_dir)
-    state = RunState(run_dir, skipped={n: p.skip for n, p in plan.items() if p.skip})
+    state = RunState(run_dir, services=dict(running), skipped={n: p.skip for n, p in plan.items() if p.skip})
     (run_dir / "logs").mkdir(exist_ok=True)
     for volume in desc.volumes:
         Path(where.volumes[volume]).mkdir(parents=True, exist_ok=True)
@@ -311,15 +320,17 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
 
     # Start every service whose hard dependencies are healthy, all at once (Prometheus last: it
     # scrapes what runs); addresses of optional peers (`uses`) are known from the plan already.
-    pending = [n for n, p in plan.items() if not p.skip]
+    pending = [n for n, p in plan.items() if not p.skip and n not in running]
+    for name, entry in running.items():
+        out(f"{name:<11} running  pid {entry['pid']} (left as it is)")
     procs: dict[str, tuple[subprocess.Popen, float]] = {}
-    healthy: set[str] = set()
-    while pending or len(healthy) < len(procs):
+    healthy: set[str] = set(running)
+    while pending or not set(procs) <= healthy:
         for name in list(pending):
             svc = desc.services[name]
             ready = set(svc.depends_on) <= healthy
             if name == "prometheus":
-                ready = ready and not [n for n in pending if n != name] and len(healthy) == len(procs)
+                ready = ready and not [n for n in pending if n != name] and set(procs) <= healthy
             if not ready:
                 continue
             pending.remove(name)
@@ -340,6 +351,8 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
                 "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
                 "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
             }
+            # in start order, services that kept running included: `halo down` stops dependents first
+            state.services = {n: state.services[n] for n in plan if n in state.services}
             state.save()
             # a vLLM start is minutes on a loaded CPU machine, not seconds
             procs[name] = (proc, time.monotonic() + (max(timeout_s, 300.0) if name == "vllm" else timeout_s))
@@ -361,10 +374,11 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
                     health = f"not healthy after {timeout_s:g}s ({health})"
                 out(f"{name:<11} FAILED: {health}; last lines of {entry['log']}:\n{_tail(Path(entry['log']))}")
                 out("halo up: stopping what was started")
-                down(run_dir, out=out)
+                down(run_dir, out=out)   # (services left running by an earlier `halo up` too: a clean slate)
                 return 1
         time.sleep(0.2)
-    out(f"halo up: {len(state.services)} running, state in {state.path} (halo status, halo down)")
+    started = f" ({len(procs)} started, {len(running)} were running)" if running else ""
+    out(f"halo up: {len(state.services)} running{started}, state in {state.path} (halo status, halo down)")
     return 0
 
 

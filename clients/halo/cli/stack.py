@@ -29,7 +29,8 @@ class LocalStack:
         from halo.env.config import EnvSettings
         from halo.env.server import build_service
 
-        self.sites = BackgroundSitesServer(SitesSettings(port=0)).start()
+        # in memory: this process's sessions die with it, there is nothing to serve after a restart
+        self.sites = BackgroundSitesServer(SitesSettings(port=0, data_dir="")).start()
         settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites.url, **self.env_overrides})
         try:
             self.env = await start_service(build_service(settings), settings)

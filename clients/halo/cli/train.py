@@ -12,11 +12,13 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from halo.errors import DeadlineExceeded, Unavailable
 from halo.runs.spec import RunSpec
 
 console = Console()
@@ -108,27 +110,58 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
         await stack.__aexit__(None, None, None)
 
 
-async def train_remote(spec: RunSpec, target: str, *, token: str = "", tls_ca: str = "") -> int:
+async def train_remote(spec: RunSpec, target: str, *, token: str = "", tls_ca: str = "", reconnect_s: float = 600.0) -> int:
     from halo.client.trainer import TrainerClient
     from halo.v1 import trainer_pb2 as pb
 
     async with TrainerClient(target, token=token, tls_ca=tls_ca) as client:
         run = await client.start_run(spec)
         console.print(f"submitted run [bold]{run.run_id}[/bold] to {target}; it keeps going if you disconnect")
+        last_sequence = 0
 
         async def events():
-            async for e in client.watch(run.run_id):
-                kind = e.WhichOneof("event")
-                if kind == "metrics":
-                    yield "metrics", {"step": e.metrics.step, "values": dict(e.metrics.values)}
-                elif kind == "state_change":
-                    yield "state", {"state": pb.RunState.Name(e.state_change.state).removeprefix("RUN_STATE_").lower(),
-                                    "message": e.state_change.message}
-                elif kind == "log":
-                    yield "log", {"message": e.log.message}
+            nonlocal last_sequence
+            while True:
+                try:
+                    async for e in client.watch(run.run_id, after_sequence=last_sequence):
+                        last_sequence = e.sequence
+                        kind = e.WhichOneof("event")
+                        if kind == "metrics":
+                            yield "metrics", {"step": e.metrics.step, "values": dict(e.metrics.values)}
+                        elif kind == "state_change":
+                            state = pb.RunState.Name(e.state_change.state).removeprefix("RUN_STATE_").lower()
+                            yield "state", {"state": state, "message": e.state_change.message}
+                        elif kind == "log":
+                            yield "log", {"message": e.log.message}
+                    return
+                except (Unavailable, DeadlineExceeded) as exc:
+                    # The trainer service went away (killed, restarting): the run lives on in its
+                    # runs folder and resumes when the service starts again. Follow it again then.
+                    yield "log", {"message": f"lost the trainer service at {target} ({str(exc).splitlines()[0]}); the run "
+                                             f"is kept there and resumes when the service is back: waiting up to "
+                                             f"{reconnect_s:g}s (Ctrl-C stops following, not the run)"}
+                    if not await _wait_healthy(client, reconnect_s):
+                        raise Unavailable(f"the trainer service at {target} did not come back in {reconnect_s:g}s; "
+                                          f"run {run.run_id} is kept in its runs folder and resumes when the "
+                                          "service starts again") from None
+                    yield "log", {"message": f"the trainer service at {target} is back: following run {run.run_id} again"}
 
-        console.print(await _follow(events(), run.spec.total_steps))
-        return 0 if (await client.get_run(run.run_id)).state == pb.RUN_STATE_SUCCEEDED else 1
+        try:
+            console.print(await _follow(events(), run.spec.total_steps))
+            final = await client.get_run(run.run_id)
+        except Unavailable as exc:
+            console.print(f"[red]{exc}[/red]")
+            return 1
+        return 0 if final.state == pb.RUN_STATE_SUCCEEDED else 1
+
+
+async def _wait_healthy(client, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if await client.healthy(timeout_s=2):
+            return True
+        await asyncio.sleep(1.0)
+    return False
 
 
 # The embedded policy's quick-start tasks: one- and two-action playground tasks.
@@ -179,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"halo train: {exc}", file=sys.stderr)
         return 2
     if args.submit:
-        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca))
+        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
+                                        reconnect_s=args.reconnect_s))
     return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
 
 def add_parser(sub) -> None:
@@ -215,5 +249,7 @@ def add_parser(sub) -> None:
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
     train.add_argument("--token", default="", help="--submit: bearer token of the trainer service")
     train.add_argument("--tls-ca", default="", metavar="PEM", help="--submit: root certificate to trust: talk TLS to the trainer service")
+    train.add_argument("--reconnect-s", type=float, default=600.0, metavar="S",
+                       help="--submit: when the trainer service goes away, wait this long for it to come back and follow the run again")
     train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")
     train.set_defaults(run=run)

@@ -1,9 +1,20 @@
-"""Typed async client of the env service."""
+"""Typed async client of the env service.
+
+The client keeps the sessions it opened alive: while any is open, a background task sends one
+KeepAlive for all of them every `keepalive_s` (20 s; the service's idle TTL is 60 s by default),
+so a long model call between two steps never loses a session, while the sessions of a client that
+died (killed, crashed) are reaped within the TTL instead of holding the pool.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+
 from halo.agent.actions import Action, action_to_proto
 from halo.client.base import ServiceClient
+from halo.errors import HaloError, ResourceExhausted
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import env_pb2 as pb
 from halo.v1 import env_pb2_grpc as rpc
@@ -20,6 +31,31 @@ class EnvClient(ServiceClient):
     stub_class = rpc.EnvServiceStub
     stub: rpc.EnvServiceStub
 
+    def __init__(self, target: str, *, keepalive_s: float = 20.0, **kwargs) -> None:
+        super().__init__(target, **kwargs)
+        self.keepalive_s = keepalive_s
+        self._open: set[str] = set()
+        self._keepalive: asyncio.Task | None = None
+
+    def _opened(self, session_id: str) -> None:
+        self._open.add(session_id)
+        if self.keepalive_s > 0 and (self._keepalive is None or self._keepalive.done()):
+            self._keepalive = asyncio.get_running_loop().create_task(self._keep_alive_forever())
+
+    async def _keep_alive_forever(self) -> None:
+        while self._open:
+            await asyncio.sleep(self.keepalive_s)
+            if self._open:
+                with contextlib.suppress(HaloError):   # the service is away: the episode's own calls say so
+                    await self.keep_alive(sorted(self._open))
+
+    async def close(self) -> None:
+        if self._keepalive is not None:
+            self._keepalive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._keepalive
+        await super().close()
+
     async def list_tasks(self, site: str = "", replica_only: bool = False, suite: str = "") -> list[cpb.Task]:
         response = await self._read(self.stub.ListTasks, pb.ListTasksRequest(site=site, replica_only=replica_only, suite=suite))
         return list(response.tasks)
@@ -30,20 +66,38 @@ class EnvClient(ServiceClient):
     async def create_session(
         self, task_id: str, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
         observation: cpb.ObservationOptions | None = None, max_steps: int = 0, run_id: str = "",
-        labels: dict[str, str] | None = None, timeout_s: float | None = None,
+        labels: dict[str, str] | None = None, timeout_s: float | None = None, wait_for_slot_s: float = 0.0,
     ) -> pb.CreateSessionResponse:
+        """A new session. RESOURCE_EXHAUSTED (pool full) is retried for up to `wait_for_slot_s`."""
         request = pb.CreateSessionRequest(
             task_id=task_id, seed=seed, source=source, observation=observation, max_steps=max_steps,
             run_id=run_id, labels=labels or {},
         )
-        return await self._call(self.stub.CreateSession, request, timeout_s)
+        deadline = time.monotonic() + wait_for_slot_s
+        delay = 0.5
+        while True:
+            try:
+                created = await self._call(self.stub.CreateSession, request, timeout_s)
+                break
+            except ResourceExhausted:
+                # the pool is momentarily full (a group finishing, a dead client's sessions not yet
+                # reaped): wait and try again rather than fail the run
+                if time.monotonic() + delay > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+        self._opened(created.session_id)
+        return created
 
     async def step(
         self, session_id: str, action: Action | cpb.Action, *, raw_text: str = "",
         observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None,
     ) -> pb.StepResponse:
         message = action if isinstance(action, cpb.Action) else action_to_proto(action, raw_text)
-        return await self._call(self.stub.Step, pb.StepRequest(session_id=session_id, action=message, observation=observation), timeout_s)
+        response = await self._call(self.stub.Step, pb.StepRequest(session_id=session_id, action=message, observation=observation), timeout_s)
+        if response.env_failure:
+            self._open.discard(session_id)   # the service closed it
+        return response
 
     async def observe(self, session_id: str, observation: cpb.ObservationOptions | None = None) -> cpb.Observation:
         return await self._call(self.stub.GetObservation, pb.GetObservationRequest(session_id=session_id, observation=observation))
@@ -62,7 +116,26 @@ class EnvClient(ServiceClient):
 
     async def close_session(self, session_id: str) -> bool:
         response = await self._read(self.stub.CloseSession, pb.CloseSessionRequest(session_id=session_id))
+        self._open.discard(session_id)
         return response.was_open
+
+    async def list_sessions(self, run_id: str = "", labels: dict[str, str] | None = None, limit: int = 0) -> pb.ListSessionsResponse:
+        return await self._read(self.stub.ListSessions, pb.ListSessionsRequest(run_id=run_id, labels=labels or {}, limit=limit))
+
+    async def keep_alive(self, session_ids: list[str]) -> pb.KeepAliveResponse:
+        return await self._read(self.stub.KeepAlive, pb.KeepAliveRequest(session_ids=session_ids))
+
+    async def close_run_sessions(self, run_id: str) -> int:
+        """Close every session created with `run_id` (what a previous life of the run left open)."""
+        if not run_id:
+            raise ValueError("close_run_sessions needs a run_id (an empty one would match every session)")
+        closed = 0
+        while True:
+            listed = await self.list_sessions(run_id=run_id)
+            if not listed.sessions:
+                return closed
+            for info in listed.sessions:
+                closed += await self.close_session(info.session_id)
 
     async def pool_stats(self) -> pb.PoolStats:
         return await self._read(self.stub.GetPoolStats, pb.GetPoolStatsRequest())

@@ -53,6 +53,27 @@ class Unauthenticated(HaloError):
 
 _BY_CODE = {cls.code: cls for cls in HaloError.__subclasses__()}
 
+#: Longest error text a reply carries. Errors quote their input (a URL, a bid, an id), and a reply
+#: must not grow with the request: a 9 MB goto URL once came back in an error larger than the gRPC
+#: message limit, so the call failed instead of saying what was wrong.
+MAX_ERROR_CHARS = 2000
+#: Longest piece of input an error quotes.
+MAX_QUOTED_CHARS = 200
+
+
+def bounded(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """`text` cut to `limit` characters, saying how long it was when cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut: {len(text)} characters)"
+
+
+def quoted(value: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """repr() of a piece of input for an error message, cut to `limit` characters with its length."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}… ({len(value)} characters)"
+
 
 def from_rpc_error(exc: grpc.RpcError) -> HaloError:
     """The HaloError for a failed call (INTERNAL and unknown codes give a plain HaloError)."""
@@ -73,7 +94,7 @@ def translate_errors(method: Callable[..., Any]) -> Callable[..., Any]:
                 async for item in method(self, request, context):
                     yield item
             except HaloError as exc:
-                await context.abort(exc.code, str(exc))
+                await context.abort(exc.code, bounded(str(exc)))
 
         return stream_wrapper
 
@@ -82,6 +103,6 @@ def translate_errors(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return await method(self, request, context)
         except HaloError as exc:
-            await context.abort(exc.code, str(exc))
+            await context.abort(exc.code, bounded(str(exc)))
 
     return wrapper

@@ -17,7 +17,7 @@ from halo.agent import actions as A
 from halo.agent.context import PageView, PastStep, PolicyContext, page_from_proto
 from halo.client.env import EnvClient, observation_options
 from halo.client.reward import RewardClient, page_state
-from halo.errors import DeadlineExceeded, HaloError, NotFound, Unavailable
+from halo.errors import DeadlineExceeded, HaloError, NotFound, ResourceExhausted, Unavailable
 from halo.v1 import common_pb2 as cpb
 
 
@@ -88,6 +88,9 @@ class RolloutConfig:
     reward_overrides: dict[str, float] = field(default_factory=dict)
     run_id: str = ""
     history_steps: int = 5
+    #: how long to wait for a free env session when the pool is full (another group finishing,
+    #: a killed client's sessions not yet reaped) before the episode is an environment failure
+    pool_wait_s: float = 300.0
 
 
 #: Env-service answers that mean the service, not the task, failed (NOT_FOUND only once the session exists).
@@ -113,8 +116,9 @@ async def run_episode(
     clock = time.perf_counter
     started = clock()
     try:
-        created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts, run_id=config.run_id)
-    except ENV_SERVICE_DOWN as exc:
+        created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts,
+                                           run_id=config.run_id, wait_for_slot_s=config.pool_wait_s)
+    except (*ENV_SERVICE_DOWN, ResourceExhausted) as exc:
         episode.env_failure, episode.env_failure_reason = True, f"env service: {exc}"
         return episode
     session_id, obs = created.session_id, created.observation

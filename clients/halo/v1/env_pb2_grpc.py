@@ -93,6 +93,16 @@ class EnvServiceStub:
                 request_serializer=halo_dot_v1_dot_env__pb2.GetPoolStatsRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_env__pb2.PoolStats.FromString,
                 _registered_method=True)
+        self.ListSessions = channel.unary_unary(
+                '/halo.v1.EnvService/ListSessions',
+                request_serializer=halo_dot_v1_dot_env__pb2.ListSessionsRequest.SerializeToString,
+                response_deserializer=halo_dot_v1_dot_env__pb2.ListSessionsResponse.FromString,
+                _registered_method=True)
+        self.KeepAlive = channel.unary_unary(
+                '/halo.v1.EnvService/KeepAlive',
+                request_serializer=halo_dot_v1_dot_env__pb2.KeepAliveRequest.SerializeToString,
+                response_deserializer=halo_dot_v1_dot_env__pb2.KeepAliveResponse.FromString,
+                _registered_method=True)
 
 
 class EnvServiceServicer:
@@ -176,6 +186,23 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSessions(self, request, context):
+        """Open sessions, optionally only a run's (run_id) or those carrying some labels: a client that
+        restarts finds and closes what its previous life left open.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def KeepAlive(self, request, context):
+        """Resets the idle TTL of open sessions whose client is busy elsewhere (a long model call).
+        The typed clients send it for every session they hold open; a dead client's sessions are
+        reaped after the TTL (60 s by default).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EnvServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -228,6 +255,16 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     servicer.GetPoolStats,
                     request_deserializer=halo_dot_v1_dot_env__pb2.GetPoolStatsRequest.FromString,
                     response_serializer=halo_dot_v1_dot_env__pb2.PoolStats.SerializeToString,
+            ),
+            'ListSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSessions,
+                    request_deserializer=halo_dot_v1_dot_env__pb2.ListSessionsRequest.FromString,
+                    response_serializer=halo_dot_v1_dot_env__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'KeepAlive': grpc.unary_unary_rpc_method_handler(
+                    servicer.KeepAlive,
+                    request_deserializer=halo_dot_v1_dot_env__pb2.KeepAliveRequest.FromString,
+                    response_serializer=halo_dot_v1_dot_env__pb2.KeepAliveResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -508,6 +545,60 @@ class EnvService:
             '/halo.v1.EnvService/GetPoolStats',
             halo_dot_v1_dot_env__pb2.GetPoolStatsRequest.SerializeToString,
             halo_dot_v1_dot_env__pb2.PoolStats.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/halo.v1.EnvService/ListSessions',
+            halo_dot_v1_dot_env__pb2.ListSessionsRequest.SerializeToString,
+            halo_dot_v1_dot_env__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def KeepAlive(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/halo.v1.EnvService/KeepAlive',
+            halo_dot_v1_dot_env__pb2.KeepAliveRequest.SerializeToString,
+            halo_dot_v1_dot_env__pb2.KeepAliveResponse.FromString,
             options,
             channel_credentials,
             insecure,

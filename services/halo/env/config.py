@@ -15,7 +15,11 @@ class EnvSettings(ServiceSettings):
     pool_size: int = Field(8, ge=1, description="max concurrent sessions (browser contexts)")
     browsers: int = Field(1, ge=1, description="Chromium processes the contexts are spread over")
     acquire_timeout_s: float = Field(5.0, ge=0, description="how long CreateSession waits for a free slot before RESOURCE_EXHAUSTED")
-    session_ttl_s: float = Field(600.0, gt=0, description="idle sessions are closed after this many seconds")
+    session_ttl_s: float = Field(
+        60.0, gt=0,
+        description="idle sessions (no call, no KeepAlive) are closed after this many seconds: a killed client's "
+        "sessions free the pool quickly; the typed clients keep theirs alive during long model calls",
+    )
     max_steps: int = Field(70, ge=1, description="default episode length cap")
     sites_url: str = Field("http://127.0.0.1:8100", description="base URL of the sites server (local replicas)")
     allow_remote: bool = Field(False, description="allow sessions on the remote REAL sites (needs internet)")
@@ -27,3 +31,9 @@ class EnvSettings(ServiceSettings):
     navigation_timeout_ms: float = Field(15000, description="timeout of a navigation")
     max_wait_ms: int = Field(5000, description="cap on the wait action")
     block_other_hosts: bool = Field(True, description="abort every request to a host outside the task's sites")
+    guard_grader: bool = Field(
+        True,
+        description="keep the grader out of the agent's reach: refuse navigation (and requests) to the sites' control "
+        "routes (/config, /finish, /__halo) and pages of another site's replica; off only for parity experiments "
+        "with REAL's hosted sites",
+    )

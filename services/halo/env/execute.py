@@ -16,6 +16,7 @@ from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from halo.agent import actions as A
+from halo.errors import quoted
 from halo.env.navigation import settle, watcher_for
 from halo.env.observe import BID_ATTRIBUTE
 from halo.env.urlpolicy import UrlPolicy
@@ -23,6 +24,13 @@ from halo.env.urlpolicy import UrlPolicy
 
 class ActionFailed(Exception):
     """The action could not be carried out; the message is shown to the agent."""
+
+
+#: Longest URL a goto may ask for (browsers accept megabytes; no site page needs more than this,
+#: and the URL comes back in every observation).
+MAX_URL_CHARS = 8192
+#: Longest final answer (send_message / report_infeasible): it comes back in GetState.
+MAX_MESSAGE_CHARS = 20000
 
 
 @dataclass(frozen=True)
@@ -46,7 +54,7 @@ def _pixels(page: Page, point: A.Point) -> tuple[float, float]:
 
 async def _element(page: Page, bid: str):
     if not bid or not bid.strip().isdigit():
-        raise ActionFailed(f"bid {bid!r} is not an element id (expected a number from the AXTree)")
+        raise ActionFailed(f"bid {quoted(bid)} is not an element id (expected a number from the AXTree)")
     locator = page.locator(f'[{BID_ATTRIBUTE}="{bid.strip()}"]')
     if await locator.count() == 0:
         raise ActionFailed(f"no element with bid {bid} on this page")
@@ -150,6 +158,8 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             await page.mouse.move(x2, y2, steps=8)
             await page.mouse.up()
         case A.Goto(url=url):
+            if len(url) > MAX_URL_CHARS:
+                raise ActionFailed(f"goto refused: the URL is {len(url)} characters, at most {MAX_URL_CHARS}")
             reason = policy.check(url)
             if reason is not None:
                 raise ActionFailed(f"goto refused: {reason}")
@@ -160,6 +170,8 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             await page.go_forward(timeout=limits.navigation_timeout_ms)
         case A.Wait(milliseconds=ms):
             await asyncio.sleep(min(max(ms, 0), limits.max_wait_ms) / 1000)
+        case A.SendMessage(text=text) | A.ReportInfeasible(reason=text) if len(text) > MAX_MESSAGE_CHARS:
+            raise ActionFailed(f"{A.kind_of(action)} takes at most {MAX_MESSAGE_CHARS} characters (got {len(text)})")
         case A.SendMessage() | A.ReportInfeasible() | A.Noop():
             pass
         case _:

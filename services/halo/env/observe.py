@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from halo.errors import bounded
+
 BID_ATTRIBUTE = "data-halo-bid"
+#: Longest URL or title an observation carries (the AXTree's names and values are cut in the page).
+MAX_PAGE_TEXT_CHARS = 8192
 
 _AXTREE_JS = r"""
 (maxElements) => {
@@ -226,8 +230,8 @@ async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo]
         else:
             screenshot = await page.screenshot(type="png", animations="disabled", caret="initial")
     return PageObservation(
-        url=page.url,
-        title=await page.title(),
+        url=bounded(page.url, MAX_PAGE_TEXT_CHARS),    # a GET form can put a megabyte into the URL
+        title=bounded(await page.title(), MAX_PAGE_TEXT_CHARS),
         width=viewport["width"],
         height=viewport["height"],
         screenshot=screenshot,

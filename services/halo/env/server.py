@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
@@ -161,6 +163,25 @@ class EnvServicer(rpc.EnvServiceServicer):
     @translate_errors
     async def CloseSession(self, request, context):
         return pb.CloseSessionResponse(was_open=await self.manager.close_session(_require_session_id(request.session_id)))
+
+    @translate_errors
+    async def ListSessions(self, request, context):
+        sessions = self.manager.list_sessions(request.run_id, dict(request.labels))
+        limit = request.limit or self.manager.settings.pool_size
+        now = time.monotonic()
+        return pb.ListSessionsResponse(
+            sessions=[
+                pb.SessionInfo(session_id=s.id, task_id=s.task.id, run_id=s.run_id, labels=s.labels,
+                               step_index=s.step_index, idle_s=now - s.last_used)
+                for s in sessions[:limit]
+            ],
+            total=len(sessions),
+        )
+
+    @translate_errors
+    async def KeepAlive(self, request, context):
+        alive = self.manager.keep_alive(list(request.session_ids))
+        return pb.KeepAliveResponse(alive=alive, unknown=len(request.session_ids) - alive)
 
     @translate_errors
     async def GetPoolStats(self, request, context):

@@ -23,10 +23,12 @@ from halo.agent import actions as A
 from halo.env import metrics, navigation
 from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
+from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
 from halo.env.execute import ActionFailed, ExecLimits, execute
-from halo.env.observe import ObserveOptions, PageObservation, TabInfo, observe
-from halo.env.urlpolicy import UrlPolicy
+from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
+from halo.env.urlpolicy import UrlPolicy, origin_of
 from halo.runtime.aio import acquire_within
+from halo.errors import bounded, quoted
 from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
 from halo.tasks.registry import TaskRegistry, TaskSpec
@@ -90,6 +92,8 @@ class Session:
     context: BrowserContext
     page: Page
     policy: UrlPolicy
+    guard: "RouteGuard"
+    faults: FaultWatcher
     max_steps: int
     step_index: int = 0
     done: bool = False
@@ -101,12 +105,13 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     snapshots: dict[str, SnapshotRecord] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    run_id: str = ""
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
 
     def tabs(self) -> list[TabInfo]:
-        return [TabInfo(url=p.url, title="", active=p is self.page) for p in self.context.pages]
+        return [TabInfo(url=bounded(p.url, MAX_PAGE_TEXT_CHARS), title="", active=p is self.page) for p in self.context.pages]
 
 
 class SessionManager:
@@ -157,7 +162,7 @@ class SessionManager:
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
         if session is None:
-            raise NotFound(f"unknown session {session_id!r} (closed, reaped after {self.settings.session_ttl_s:g}s idle, or never created)")
+            raise NotFound(f"unknown session {quoted(session_id)} (closed, reaped after {self.settings.session_ttl_s:g}s idle, or never created)")
         return session
 
     @property
@@ -198,14 +203,17 @@ class SessionManager:
         slot = None
         try:
             slot, context = await self.pool.new_context(self.settings.viewport_width, self.settings.viewport_height)
-            policy = UrlPolicy.for_urls(base_url)
-            if self.settings.block_other_hosts:
-                await context.route(lambda url: not policy.allows(url), _abort_route)
+            policy = UrlPolicy.for_site(base_url, guard=self.settings.guard_grader)
+            guard = RouteGuard(policy)
+            if self.settings.block_other_hosts or self.settings.guard_grader:
+                await context.route(lambda url: policy.needs_routing(url), guard.handle)
             await context.add_init_script(navigation.TRACKER_JS)   # lets actions wait for the navigations they start
             page = await context.new_page()
+            faults = FaultWatcher(context, policy, site_prefix=base_url if source is Source.REPLICA else "")
             session = Session(
                 id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=slot, context=context,
-                page=page, policy=policy, max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}),
+                page=page, policy=policy, guard=guard, faults=faults, max_steps=max_steps or self.settings.max_steps,
+                labels=dict(labels or {}), run_id=run_id,
             )
             self._watch(session)
             await self._setup_task(session, seed, run_id or "0")
@@ -254,9 +262,18 @@ class SessionManager:
             response = await session.context.request.get(config_url, timeout=self.settings.navigation_timeout_ms)
             if not response.ok:
                 raise PlaywrightError(f"/config answered HTTP {response.status}: {(await response.text())[:200]}")
+            # the task and epoch of the state /config just made: every later page must be served from it
+            session.faults.expected_state = response.headers.get(STATE_HEADER, "")
         else:
-            await session.page.goto(config_url, timeout=self.settings.navigation_timeout_ms)
+            # REAL's hosted sites are configured by visiting /config: the env's own visit, not the agent's
+            session.guard.env_visit = True
+            try:
+                await session.page.goto(config_url, timeout=self.settings.navigation_timeout_ms)
+            finally:
+                session.guard.env_visit = False
         await session.page.goto(session.base_url, timeout=self.settings.navigation_timeout_ms)
+        if session.faults.fault:
+            raise PlaywrightError(session.faults.fault)
 
     def _check_alive(self, session: Session) -> None:
         if not session.slot.alive and not session.env_failure:
@@ -281,22 +298,31 @@ class SessionManager:
             kind = A.kind_of(action)
             started = time.perf_counter()
             error = ""
+            session.faults.reset()
             try:
                 await execute(session.page, action, session.policy, self.limits)
             except ActionFailed as exc:
-                error = str(exc)
+                error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
             except PlaywrightError as exc:
                 self._check_alive(session)
                 return await self._fail(session, session.env_failure or f"browser error: {str(exc).splitlines()[0]}")
+            self._check_alive(session)
+            fault = session.env_failure or self._infrastructure_fault(session, action, error)
+            if fault:
+                return await self._fail(session, fault)
+            if session.faults.refused and not error:
+                error = session.faults.refused   # a link or form to a refused place: the agent's doing
             action_s = time.perf_counter() - started
             session.step_index += 1
             session.last_error = error
             termination = Termination.NONE
-            if isinstance(action, A.SendMessage):
+            if error:
+                pass   # a refused final answer (too long) ends nothing
+            elif isinstance(action, A.SendMessage):
                 session.final_message, termination = action.text, Termination.MESSAGE_SENT
             elif isinstance(action, A.ReportInfeasible):
                 session.final_message, termination = action.reason, Termination.INFEASIBLE
-            elif session.step_index >= session.max_steps:
+            if session.step_index >= session.max_steps and termination is Termination.NONE:
                 termination = Termination.MAX_STEPS
             if termination is not Termination.NONE:
                 session.done, session.termination = True, termination
@@ -309,6 +335,16 @@ class SessionManager:
             metrics.STEPS.labels(session.task.site, kind, outcome).inc()
             metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
             return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s)
+
+    def _infrastructure_fault(self, session: Session, action: A.Action, error: str) -> str:
+        """Why the environment, not the agent, failed this action ("" when it did not)."""
+        if session.faults.fault:
+            return session.faults.fault
+        if session.page.url.startswith("chrome-error://") and not session.faults.error_page_is_refusal:
+            return f"the page is the browser's error page ({session.page.url}): the site did not answer"
+        if error and isinstance(action, (A.Goto, A.GoBack, A.GoForward)) and " timed out" in error:
+            return f"the site did not answer in time: {error}"
+        return ""
 
     async def _observe(self, session: Session, options: ObserveOptions) -> PageObservation:
         obs = await observe(session.page, options, session.tabs())
@@ -353,7 +389,13 @@ class SessionManager:
         finish_url = f"{session.base_url}/finish"
         if session.source is Source.REPLICA:
             response = await session.context.request.get(finish_url, timeout=self.settings.navigation_timeout_ms)
+            if not response.ok:
+                raise Unavailable(f"the site answered HTTP {response.status} for /finish")
             body = await response.text()
+            problem = state_mismatch(session.faults.expected_state, response.headers.get(STATE_HEADER), session.task.site)
+            if problem:
+                self._mark_failed(session, problem)
+                raise Unavailable(f"session {session.id}: {problem} (an environment failure, not a task outcome)")
         else:  # remote sites render /finish client-side: read it in a background tab, like agisdk
             page = await session.context.new_page()
             try:
@@ -388,7 +430,7 @@ class SessionManager:
             self._require_replica(session, "restore")
             record = session.snapshots.get(snapshot_id)
             if record is None:
-                raise NotFound(f"unknown snapshot {snapshot_id!r} for session {session_id}")
+                raise NotFound(f"unknown snapshot {quoted(snapshot_id)} for session {session_id}")
             response = await session.context.request.post(
                 f"{session.base_url}/__halo/restore?snapshot_id={record.site_snapshot_id}"
             )
@@ -427,6 +469,24 @@ class SessionManager:
         log.info("session closed", session=session_id, reason=reason)
         return True
 
+    def list_sessions(self, run_id: str = "", labels: dict[str, str] | None = None) -> list[Session]:
+        """Open sessions of a run and/or carrying all of `labels`, oldest first."""
+        wanted = (labels or {}).items()
+        return [
+            s for s in self._sessions.values()
+            if (not run_id or s.run_id == run_id) and all(s.labels.get(k) == v for k, v in wanted)
+        ]
+
+    def keep_alive(self, session_ids: list[str]) -> int:
+        """Restart the idle TTL of these sessions; returns how many are open."""
+        alive = 0
+        for session_id in session_ids:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.touch()
+                alive += 1
+        return alive
+
     def stats(self) -> dict[str, int]:
         metrics.BROWSER_RESTARTS.set(self.pool.restarts)
         return {
@@ -437,8 +497,24 @@ class SessionManager:
         }
 
 
-async def _abort_route(route: Route) -> None:
-    await route.abort("blockedbyclient")
+class RouteGuard:
+    """Aborts what the policy refuses: any request to another host or a control route, and a
+    page (navigation) outside the task's site; the page sees net::ERR_BLOCKED_BY_CLIENT.
+    `env_visit` lets the env's own visit of a hosted site's /config through."""
+
+    def __init__(self, policy: UrlPolicy) -> None:
+        self.policy = policy
+        self.env_visit = False
+
+    async def handle(self, route: Route) -> None:
+        request = route.request
+        refused = not self.policy.allows(request.url) or (
+            request.is_navigation_request() and self.policy.check(request.url) is not None
+        )
+        if refused and not (self.env_visit and origin_of(request.url) in self.policy.allowed_origins):
+            await route.abort("blockedbyclient")
+        else:
+            await route.fallback()
 
 
 def _reason_label(reason: str) -> str:

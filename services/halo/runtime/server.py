@@ -18,11 +18,12 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from halo.runtime.logging import configure_logging, get_logger
+from halo.runtime.reflection import enable_reflection
 from halo.runtime.settings import ServiceSettings
+from halo.runtime.validation import EnumValidationInterceptor
 
 log = get_logger("halo.runtime")
 
@@ -128,6 +129,7 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
     max_bytes = settings.max_message_mb * 1024 * 1024
     credentials = server_credentials(settings)   # before anything starts: a bad path fails fast
     interceptors = [_TokenAuthInterceptor(settings.auth_token)] if settings.auth_token else []
+    interceptors.append(EnumValidationInterceptor())   # after auth: a caller without the token learns nothing
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[
@@ -139,9 +141,7 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
     spec.register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(
-        [*spec.grpc_service_names, HEALTH_SERVICE, reflection.SERVICE_NAME], server
-    )
+    enable_reflection([*spec.grpc_service_names, HEALTH_SERVICE], server)
     address = f"{settings.host}:{settings.port}"
     port = server.add_insecure_port(address) if credentials is None else server.add_secure_port(address, credentials)
     if port == 0:

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from halo.sites.registry import REPLICA_TYPES
 from halo.sites.replica import Replica
-from halo.sites.store import SESSION_COOKIE, SessionStore
+from halo.sites.store import SESSION_COOKIE, STATE_HEADER, SessionStore
 
 _SLASHES = re.compile(r"/{2,}")
 
@@ -41,10 +41,14 @@ class _CollapseSlashes:
 
 
 class _SessionCookie:
-    """Gives every browser context a `halo_sid` cookie on its first request."""
+    """Gives every browser context a `halo_sid` cookie on its first request, and names behind every
+    response of a replica the task and epoch of the state it was served from (STATE_HEADER): the
+    env compares them with what /config made, so a state that is gone (a sites server restarted
+    without it) is an environment failure, never a task outcome."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, store: SessionStore) -> None:
         self.app = app
+        self.store = store
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -55,11 +59,19 @@ class _SessionCookie:
         new_sid = SessionStore.new_sid()
         scope.setdefault("state", {})["new_sid"] = new_sid
 
+        sid = request.cookies.get(SESSION_COOKIE) or new_sid
+        site = scope["path"].lstrip("/").split("/", 1)[0]
+
         async def send_with_cookie(message):
-            if message["type"] == "http.response.start" and not has_cookie:
+            if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                cookie = f"{SESSION_COOKIE}={new_sid}; Path=/; HttpOnly; SameSite=Lax"
-                headers.append((b"set-cookie", cookie.encode()))
+                if not has_cookie:
+                    cookie = f"{SESSION_COOKIE}={new_sid}; Path=/; HttpOnly; SameSite=Lax"
+                    headers.append((b"set-cookie", cookie.encode()))
+                session = self.store.get(sid, site) if site else None
+                if session is not None:
+                    self.store.save(sid, site)   # durable before the page that shows the change is sent
+                    headers.append((STATE_HEADER.encode(), session.state_tag.encode()))
                 message = dict(message, headers=headers)
             await send(message)
 
@@ -114,8 +126,10 @@ def _contract_routes(replica: Replica) -> list[Route]:
     ]
 
 
-def create_app(replica_types: Iterable[type[Replica]] | None = None, store: SessionStore | None = None) -> Starlette:
-    store = store or SessionStore()
+def create_app(
+    replica_types: Iterable[type[Replica]] | None = None, store: SessionStore | None = None, data_dir: str = "",
+) -> Starlette:
+    store = store or SessionStore(data_dir or None)
     replicas = [cls(store) for cls in (replica_types or REPLICA_TYPES)]
 
     async def health(request: Request) -> Response:
@@ -138,6 +152,6 @@ def create_app(replica_types: Iterable[type[Replica]] | None = None, store: Sess
     app = Starlette(routes=routes)
     app.state.store = store
     app.state.replicas = {r.site_id: r for r in replicas}
-    app.add_middleware(_SessionCookie)
+    app.add_middleware(_SessionCookie, store=store)
     app.add_middleware(_CollapseSlashes)
     return app

@@ -19,6 +19,11 @@ class SitesSettings(BaseSettings):
     host: str = Field("127.0.0.1", description="address to bind")
     port: int = Field(8100, description="HTTP port (0 picks a free one)")
     log_level: str = Field("warning", description="uvicorn log level")
+    data_dir: str = Field(
+        ".halo/sites",
+        description="folder of the durable per-session state (SQLite, WAL): a restarted server serves every open "
+        "session where it was; empty keeps state in memory only",
+    )
 
     @classmethod
     def from_cli(cls, argv: list[str] | None) -> "SitesSettings":
@@ -27,7 +32,7 @@ class SitesSettings(BaseSettings):
 
 def _config(settings: SitesSettings) -> uvicorn.Config:
     return uvicorn.Config(
-        create_app(), host=settings.host, port=settings.port, log_level=settings.log_level,
+        create_app(data_dir=settings.data_dir), host=settings.host, port=settings.port, log_level=settings.log_level,
         loop="uvloop", lifespan="off", access_log=False,
     )
 
@@ -40,7 +45,7 @@ class BackgroundSitesServer:
     """The sites server on its own thread and event loop; `url` is known once `start()` returns."""
 
     def __init__(self, settings: SitesSettings | None = None) -> None:
-        self.settings = settings or SitesSettings(port=0)
+        self.settings = settings or SitesSettings(port=0, data_dir="")
         self._server = uvicorn.Server(_config(self.settings))
         self._thread = threading.Thread(target=self._run, name="halo-sites", daemon=True)
 

@@ -171,7 +171,7 @@ class JobManager:
             raise FailedPrecondition(f"run {run_id} is {record.state.value}; only stopped, failed or interrupted runs resume")
         if record.state is RunState.SUCCEEDED:
             raise FailedPrecondition(f"run {run_id} already finished all {record.spec.total_steps} steps")
-        await self._launch(run)
+        await self._launch(run, resumed=True)
         return run.record
 
     async def stop(self, run_id: str) -> RunRecord:
@@ -183,7 +183,7 @@ class JobManager:
         await self._set_state(run, RunState.STOPPING, "stop requested: finishing the current step")
         return run.record
 
-    async def _launch(self, run: HostedRun) -> None:
+    async def _launch(self, run: HostedRun, resumed: bool = False) -> None:
         checkpoints = self.store.checkpoints(run.run_id)
         last = checkpoints[-1] if checkpoints else None
         run.start_step = last.step if last else 0
@@ -195,10 +195,27 @@ class JobManager:
         trainer = self.resolve_trainer(run.spec)
         verb = f"resuming from {checkpoint_name(run.start_step)}" if last else "starting"
         await self._set_state(run, RunState.RUNNING, verb)
-        run.task = asyncio.get_running_loop().create_task(self._execute(run, trainer))
+        run.task = asyncio.get_running_loop().create_task(self._execute(run, trainer, resumed))
 
-    async def _execute(self, run: HostedRun, trainer: Trainer) -> None:
+    async def _close_leftovers(self, run: HostedRun) -> None:
+        """A resumed run first closes the env sessions its previous life left open (a killed
+        trainer service never closed them): they would hold the pool until their idle TTL."""
+        from halo.client.env import EnvClient   # the SDK's typed client: the env is reached over gRPC
+
         try:
+            async with EnvClient(self.services.env, token=self.services.token, tls_ca=self.services.tls_ca,
+                                 timeout_s=10) as env:
+                closed = await env.close_run_sessions(run.run_id)
+        except Exception as exc:   # the env service away: the sessions die with its idle TTL
+            log.warning("could not close the run's leftover env sessions", run=run.run_id, error=str(exc))
+            return
+        if closed:
+            run.log(f"closed {closed} env session(s) left open by this run's previous life")
+
+    async def _execute(self, run: HostedRun, trainer: Trainer, resumed: bool = False) -> None:
+        try:
+            if resumed:
+                await self._close_leftovers(run)
             await trainer(run)
         except asyncio.CancelledError:
             await self._set_state(run, RunState.INTERRUPTED, "cancelled")
