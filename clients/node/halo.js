@@ -33,7 +33,7 @@ function load(root = PROTOS_ROOT) {
   return cached.package.halo.v1;
 }
 
-// A client of one halo.v1 service ('EnvService', 'RewardService', 'PolicyGateway', 'TrainerService').
+// A client of one halo.v1 service ('EnvService', 'RewardService', 'PolicyGatewayService', 'TrainerService').
 function client(service, target, {token = '', credentials = grpc.credentials.createInsecure()} = {}) {
   const Service = load()[service];
   if (!Service) throw new Error(`no service halo.v1.${service} in ${PROTOS_ROOT}`);
