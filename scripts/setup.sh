@@ -79,10 +79,13 @@ npm_ci_once scripts/buf "buf, pinned (lint and breaking-change checks of protos/
 
 # Go for clients/go, offline: Debian packages the compiler, protoc and its Go plugins, and the
 # sources of grpc-go and protobuf-go under /usr/share/gocode (the Go module proxy is out of reach).
+# github.com/golang/protobuf must be 1.5 (APIv2-backed; its proto/wrappers.go tells): grpc-go's
+# codec goes through it, and the 1.3 that apt picks by default panics on protoc-gen-go 1.28 messages.
+gocode=/usr/share/gocode/src
 if ! command -v go >/dev/null || ! command -v protoc-gen-go-grpc >/dev/null \
-   || [ ! -d /usr/share/gocode/src/google.golang.org/grpc ]; then
+   || [ ! -d $gocode/google.golang.org/grpc ] || [ ! -f $gocode/github.com/golang/protobuf/proto/wrappers.go ]; then
   echo "setup: installing Go, protoc and the Go gRPC packages (Debian)"
   apt_install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
-    golang-google-grpc-dev golang-google-protobuf-dev
+    golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
 fi
 echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version), buf $(scripts/buf/node_modules/.bin/buf --version), $(go version | cut -d' ' -f3))"

@@ -1,0 +1,58 @@
+"""The Go client (clients/go): stubs generated from protos/ with protoc-gen-go and protoc-gen-go-grpc,
+built offline against Debian's Go packages, driving the real env service of a `halo up` the same
+way the Node client does (tests/deploy/test_other_languages.py)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+GO_DIR = REPO / "clients" / "go"
+
+
+@pytest.fixture(scope="module")
+def go_demo(tmp_path_factory) -> Path:
+    if shutil.which("go") is None:
+        pytest.skip("go is absent (scripts/setup.sh installs Debian's golang-go and the Go gRPC packages)")
+    out = tmp_path_factory.mktemp("go-bin")
+    done = subprocess.run(["bash", str(GO_DIR / "build.sh"), str(out)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    generated = sorted(p.name for p in (GO_DIR / "halov1").glob("*.go"))
+    protos = sorted(p.stem for p in (REPO / "protos" / "halo" / "v1").glob("*.proto"))
+    assert [n for n in generated if n.endswith(".pb.go") and not n.endswith("_grpc.pb.go")] == [f"{p}.pb.go" for p in protos]
+    assert "policy_grpc.pb.go" in generated and "env_grpc.pb.go" in generated
+    return out / "halo-env-demo"
+
+
+def run_demo(demo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(demo), *args], capture_output=True, text=True, timeout=180)
+
+
+def test_go_client_lists_tasks_and_drives_a_session(up_stack, go_demo):
+    done = run_demo(go_demo, "-target", up_stack.target("env"), "-task", "playground-signup", "-click", "Sign up")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["tasks"] > 100 and out["task"]["replica_available"] is True  # REAL v2 + playground
+    assert out["clicked"]["role"] == "button" and out["action_ok"] is True and out["env_failure"] is False
+    assert any("Thanks for signing up" in name for name in out["after"])
+    assert out["state"]["initialfinaldiff"]["updated"]["signup"]["clicked"] is True  # the site's /finish state
+    assert out["closed"] is True
+
+
+def test_go_client_reports_errors_and_grpc_status_codes(up_stack, go_demo):
+    done = run_demo(go_demo, "-target", up_stack.target("env"), "-task", "no-such-task")
+    assert done.returncode == 1 and "is not in the registry" in done.stderr
+
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    done = run_demo(go_demo, "-target", f"127.0.0.1:{port}", "-timeout", "3s")
+    assert done.returncode == 1
+    assert done.stderr.startswith(("env-demo: Unavailable:", "env-demo: DeadlineExceeded:")), done.stderr
