@@ -75,17 +75,18 @@ npm_ci_once() {
   fi
 }
 npm_ci_once clients/node "clients/node's pinned packages"
-npm_ci_once scripts/buf "buf, pinned (lint and breaking-change checks of protos/)"
+npm_ci_once scripts/buf "buf and protoc-gen-es, pinned (checks and TypeScript code of protos/)"
 
 # Go for clients/go, offline: Debian packages the compiler, protoc and its Go plugins, and the
-# sources of grpc-go and protobuf-go under /usr/share/gocode (the Go module proxy is out of reach).
+# sources of grpc-go and protobuf-go under /usr/share/gocode (the Go module proxy is out of reach);
+# also grpc-java's protoc plugin, for protos/buf.gen.yaml's Java output.
 # github.com/golang/protobuf must be 1.5 (APIv2-backed; its proto/wrappers.go tells): grpc-go's
 # codec goes through it, and the 1.3 that apt picks by default panics on protoc-gen-go 1.28 messages.
 gocode=/usr/share/gocode/src
-if ! command -v go >/dev/null || ! command -v protoc-gen-go-grpc >/dev/null \
+if ! command -v go >/dev/null || ! command -v protoc-gen-go-grpc >/dev/null || ! command -v grpc_java_plugin >/dev/null \
    || [ ! -d $gocode/google.golang.org/grpc ] || [ ! -f $gocode/github.com/golang/protobuf/proto/wrappers.go ]; then
-  echo "setup: installing Go, protoc and the Go gRPC packages (Debian)"
-  apt_install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
+  echo "setup: installing Go, protoc and the Go/Java gRPC code generators (Debian)"
+  apt_install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc protobuf-compiler-grpc-java-plugin \
     golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
 fi
 echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version), buf $(scripts/buf/node_modules/.bin/buf --version), $(go version | cut -d' ' -f3))"

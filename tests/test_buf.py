@@ -120,3 +120,49 @@ def test_update_baseline_moves_the_floor(clone, buf):
     edit(clone / ENV_PROTO, "\n  string note = 90;", "")
     done = check_protos(clone, buf)
     assert done.returncode != 0 and "note" in done.stdout + done.stderr
+
+
+def test_the_generation_template_makes_go_typescript_and_java(buf, tmp_path):
+    """protos/buf.gen.yaml, as README "Other languages" tells users to run it."""
+    for tool in ("protoc", "protoc-gen-go", "protoc-gen-go-grpc", "grpc_java_plugin"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is missing: run scripts/setup.sh (Debian packages)")
+    env = {**os.environ, "PATH": f"{buf.parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run([str(buf), "generate", "protos", "--template", "protos/buf.gen.yaml", "-o", str(tmp_path)],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    go = (tmp_path / "go" / "halo" / "v1" / "policy_grpc.pb.go").read_text()
+    assert "package halov1" in go and "PolicyGatewayServiceClient" in go
+    ts = (tmp_path / "ts" / "halo" / "v1" / "env_pb.ts").read_text()
+    assert "export const EnvService: GenService<" in ts and "export type StepRequest = Message<\"halo.v1.StepRequest\">" in ts
+    java = tmp_path / "java" / "ai" / "halo" / "v1"
+    assert (java / "EnvServiceGrpc.java").exists() and (java / "PolicyGatewayServiceGrpc.java").exists()
+    assert "package ai.halo.v1;" in (java / "StepRequest.java").read_text()
+
+
+def test_typescript_messages_are_the_same_bytes_as_python(buf, tmp_path):
+    """protoc-gen-es's code (run as JavaScript by node) and the committed Python stubs encode a
+    StepRequest to identical bytes: the protos, not either library, define the wire."""
+    from halo.v1 import common_pb2, env_pb2
+
+    plugin = buf.parent / "protoc-gen-es"
+    done = subprocess.run(["protoc", f"--plugin=protoc-gen-es={plugin}", f"--es_out={tmp_path}", "--es_opt=target=js,import_extension=js",
+                           "-I", ".", *sorted(str(p.relative_to(REPO / "protos")) for p in (REPO / "protos").rglob("*.proto"))],
+                          cwd=REPO / "protos", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "node_modules").symlink_to(buf.parent.parent)  # @bufbuild/protobuf, the runtime
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    (tmp_path / "encode.js").write_text(
+        'import {create, toBinary} from "@bufbuild/protobuf";\n'
+        'import {StepRequestSchema} from "./halo/v1/env_pb.js";\n'
+        'const request = create(StepRequestSchema, {sessionId: "s-1", observation: {skipScreenshot: true},\n'
+        '  action: {kind: {case: "clickElement", value: {bid: "3"}}, rawText: "click(3)"}});\n'
+        'process.stdout.write(Buffer.from(toBinary(StepRequestSchema, request)).toString("hex"));\n')
+    done = subprocess.run(["node", "encode.js"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    python = env_pb2.StepRequest(
+        session_id="s-1", observation=common_pb2.ObservationOptions(skip_screenshot=True),
+        action=common_pb2.Action(click_element=common_pb2.ClickElement(bid="3"), raw_text="click(3)"),
+    )
+    assert bytes.fromhex(done.stdout) == python.SerializeToString()
+    assert len(done.stdout) > 20
