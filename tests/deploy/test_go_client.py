@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO
+from .env_walk import assert_walked_the_signup_session
 
 GO_DIR = REPO / "clients" / "go"
 
@@ -38,12 +39,7 @@ def run_demo(demo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_go_client_lists_tasks_and_drives_a_session(up_stack, go_demo):
     done = run_demo(go_demo, "-target", up_stack.target("env"), "-task", "playground-signup", "-click", "Sign up")
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["tasks"] > 100 and out["task"]["replica_available"] is True  # REAL v2 + playground
-    assert out["clicked"]["role"] == "button" and out["action_ok"] is True and out["env_failure"] is False
-    assert any("Thanks for signing up" in name for name in out["after"])
-    assert out["state"]["initialfinaldiff"]["updated"]["signup"]["clicked"] is True  # the site's /finish state
-    assert out["closed"] is True
+    assert_walked_the_signup_session(json.loads(done.stdout))
 
 
 def test_go_client_reports_errors_and_grpc_status_codes(up_stack, go_demo):

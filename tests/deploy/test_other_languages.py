@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import REPO
+from .env_walk import assert_walked_the_signup_session
 
 NODE_DIR = REPO / "clients" / "node"
 README_TARGET = "127.0.0.1:50051"
@@ -45,12 +46,7 @@ def test_node_client_lists_tasks_and_drives_a_session(up_stack):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    assert out["tasks"] > 100 and out["task"]["replica_available"] is True  # REAL v2 + playground
-    assert out["clicked"]["role"] == "button" and out["action_ok"] is True and out["env_failure"] is False
-    assert any("Thanks for signing up" in name for name in out["after"])
-    assert out["state"]["initialfinaldiff"]["updated"]["signup"]["clicked"] is True  # the site's /finish state
-    assert out["closed"] is True
+    assert_walked_the_signup_session(json.loads(done.stdout))
 
 
 def test_node_client_reports_grpc_status_codes(up_stack):
