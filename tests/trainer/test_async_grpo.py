@@ -25,7 +25,7 @@ async def services():
 
 
 def spec(k: int, steps: int, **extra) -> RunSpec:
-    return RunSpec(task_ids=["playground-signup", "playground-search"], total_steps=steps, group_size=4,
+    return RunSpec(task_ids=["playground-signup", "playground-name"], total_steps=steps, group_size=4,
                    groups_per_batch=2, max_steps=3, learning_rate=0.02, temperature=1.0, seed=5,
                    extra={"update_epochs": 4, "concurrency": 4, "max_staleness": k} | extra)
 
