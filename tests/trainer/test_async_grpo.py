@@ -65,7 +65,7 @@ async def test_kill_9_mid_run_in_async_mode_resumes_losing_and_repeating_nothing
     proc = await start_trainer(port, runs, services)
     try:
         async with TrainerClient(f"127.0.0.1:{port}") as client:
-            run_id = (await client.start_run(spec(2, 5, eval_every=0))).run_id
+            run_id = (await client.start_run(spec(2, 4, eval_every=0))).run_id
         state = runs / run_id / "run.json"
         deadline = time.monotonic() + 420
         while not (state.exists() and json.loads(state.read_text())["step"] >= 2):
@@ -74,7 +74,7 @@ async def test_kill_9_mid_run_in_async_mode_resumes_losing_and_repeating_nothing
         os.kill(proc.pid, signal.SIGKILL)      # steps 3 and 4 are rolling out (K=2) when it dies
         await proc.wait()
         killed_at, killed_time = json.loads(state.read_text())["step"], time.time()
-        assert 2 <= killed_at < 5
+        assert 2 <= killed_at < 4
 
         proc = await start_trainer(port, runs, services)   # auto-resume
         async with TrainerClient(f"127.0.0.1:{port}") as client:
@@ -82,9 +82,9 @@ async def test_kill_9_mid_run_in_async_mode_resumes_losing_and_repeating_nothing
             final = await client.get_run(run_id)
             checkpoints = await client.list_checkpoints(run_id)
         assert final.state == pb.RUN_STATE_SUCCEEDED, final.error
-        assert [c.step for c in checkpoints] == [1, 2, 3, 4, 5]
+        assert [c.step for c in checkpoints] == [1, 2, 3, 4]
         rows = [json.loads(line) for line in (runs / run_id / "metrics.jsonl").read_text().splitlines()]
-        assert [r["step"] for r in rows] == [1, 2, 3, 4, 5]     # no step lost, none recorded twice
+        assert [r["step"] for r in rows] == [1, 2, 3, 4]     # no step lost, none recorded twice
         for r in rows:
             m = r["metrics"] if "metrics" in r else r
             assert m["episodes"] + m["env_failures"] == 8      # each episode counted once

@@ -113,7 +113,7 @@ class StepRollouts:
 
     step: int
     version: int
-    groups: list[list[Any]]          # Episode lists (one per group)
+    groups: list[Any]                # the backend's groups: Episode lists (embedded), TrajectoryGroups (LoRA)
     redone: int = 0                  # rollouts of the step thrown away (env failures)
     started_at: float = 0.0          # epoch seconds
     finished_at: float = 0.0
@@ -127,19 +127,26 @@ class Admitted:
     staleness: list[int]             # per kept episode
 
 
-def admit(rolled: StepRollouts, learner_version: int, settings: AsyncSettings) -> Admitted:
-    """Apply the staleness rule to a step's groups before the learner uses them."""
+def admit(rolled: StepRollouts, learner_version: int, settings: AsyncSettings,
+          version_of: Callable[[Any], list[int]] | None = None, kept_of: Callable[[Any], int] | None = None) -> Admitted:
+    """Apply the staleness rule to a step's groups before the learner uses them.
+
+    `version_of(group)`: the weight versions its samples came from (default: Episode lists'
+    `weight_version`); `kept_of(group)`: how many of its samples the learner would use (default:
+    the episodes without an environment failure)."""
+    version_of = version_of or (lambda g: [e.weight_version for e in g if e.weight_version is not None and not e.env_failure])
+    kept_of = kept_of or (lambda g: sum(not e.env_failure for e in g))
     kept, dropped, corrected, staleness = [], 0, 0, []
     for group in rolled.groups:
-        versions = [e.weight_version for e in group if e.weight_version is not None]
+        versions = version_of(group)
         behind = learner_version - min(versions) if versions else 0
         if behind > settings.max_staleness:
             if settings.stale_rule == "drop":
-                dropped += sum(not e.env_failure for e in group)
+                dropped += kept_of(group)
                 continue
-            corrected += sum(not e.env_failure for e in group)
+            corrected += kept_of(group)
         kept.append(group)
-        staleness += [learner_version - (e.weight_version or 0) for e in group if not e.env_failure]
+        staleness += [learner_version - v for v in versions]
     return Admitted(kept, dropped, corrected, staleness)
 
 
@@ -198,9 +205,6 @@ class RolloutPipeline:
             groups, redone = await self._roll(step, version, self._slots.for_step(step))
         finally:
             self._clock.exit()
-        for group in groups:
-            for episode in group:
-                episode.weight_version = version
         return StepRollouts(step, version, groups, redone, started, time.time())
 
     def start(self, learner_version: int) -> None:

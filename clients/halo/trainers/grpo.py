@@ -191,8 +191,11 @@ async def train_embedded(ctx: RunContext) -> None:
         async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], int]:
             policy = GatewayPolicy(gateway, spec.model, versions.name(version), spec.temperature)
             batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
-            return await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency, recovery,
-                                      ctx, step, f"{spec.seed}:{step}", limit)
+            groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
+                                                recovery, ctx, step, f"{spec.seed}:{step}", limit)
+            for episode in (e for g in groups for e in g):
+                episode.weight_version = version
+            return groups, redone
 
         versions = AdapterVersions(load, unload, ctx.run_id, settings.max_staleness)
         await versions.publish(ctx.start_step)
