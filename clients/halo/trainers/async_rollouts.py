@@ -35,7 +35,7 @@ import heapq
 import itertools
 import statistics
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,12 @@ class AsyncSettings:
         if settings.stale_rule not in STALE_RULES:
             raise ValueError(f"stale_rule must be one of {STALE_RULES}, got {settings.stale_rule!r}")
         return settings
+
+    def describe(self) -> str:
+        if not self.max_staleness:
+            return "synchronous GRPO: each step rolls out after the previous update"
+        return (f"asynchronous GRPO: rollouts up to {self.max_staleness} step(s) ahead of the learner, "
+                f"groups staler than that: {self.stale_rule}")
 
 
 class PrioritySlots:
@@ -117,6 +123,7 @@ class StepRollouts:
     redone: int = 0                  # rollouts of the step thrown away (env failures)
     started_at: float = 0.0          # epoch seconds
     finished_at: float = 0.0
+    asked_at: float = 0.0            # perf_counter when the learner asked for them (RolloutPipeline.steps)
 
 
 @dataclass
@@ -219,6 +226,19 @@ class RolloutPipeline:
             return await self._tasks.pop(step)
         finally:
             self._learner_idle_s = time.monotonic() - waited
+
+    async def steps(self, stop_requested: Callable[[], bool]) -> AsyncIterator[StepRollouts]:
+        """The learner's loop: each step's rollouts in order (`asked_at`: when the learner asked for
+        them, perf_counter), until the last step or a stop. The learner publishes version N after
+        step N and then calls `start(N)`, which lets the step K ahead begin."""
+        for step in range(self.first, self.last + 1):
+            if stop_requested():
+                return
+            asked_at = time.perf_counter()
+            self.start(learner_version=step - 1)
+            rolled = await self.take(step)
+            rolled.asked_at = asked_at
+            yield rolled
 
     def metrics(self, rolled: StepRollouts, admitted: Admitted, update_started: float, update_finished: float) -> dict[str, float]:
         """The step's async/ metrics (times as epoch seconds, so steps of a resumed run line up)."""

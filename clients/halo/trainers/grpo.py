@@ -206,18 +206,10 @@ async def train_embedded(ctx: RunContext) -> None:
                 env, reward, gateway, spec.model, versions.name(0), tasks, eval_seeds, config, concurrency)
             ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
         if settings.max_staleness:
-            ctx.log(f"asynchronous GRPO: rollouts up to {settings.max_staleness} step(s) ahead of the learner, "
-                    f"staler groups: {settings.stale_rule}")
+            ctx.log(settings.describe())
         try:
-            for step in range(ctx.start_step + 1, spec.total_steps + 1):
-                if ctx.stop_requested():
-                    return
-                started = time.perf_counter()
-                pipeline.start(learner_version=step - 1)
-                try:
-                    rolled = await pipeline.take(step)
-                except StepInterrupted:
-                    return   # stopped while the env service was down: the last completed step stands
+            async for rolled in pipeline.steps(ctx.stop_requested):
+                step, started = rolled.step, rolled.asked_at
                 rollout_s = time.perf_counter() - started
                 admitted = admit(rolled, step - 1, settings)
                 update_started = time.time()
@@ -241,6 +233,8 @@ async def train_embedded(ctx: RunContext) -> None:
                             "rollouts_redone": float(rolled.redone)} | baseline
                 baseline = {}  # recorded once, with the first step
                 await ctx.complete_step(step, metrics, learner.save)
+        except StepInterrupted:
+            return   # stopped while the env service was down: the last completed step stands
         finally:
             await pipeline.close()
             await versions.unload_all()

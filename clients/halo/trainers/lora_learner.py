@@ -575,13 +575,11 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
         return (builders, results, step_policy), 0
 
     pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: publisher.version, slots=1)
+    if settings.max_staleness:
+        ctx.log(settings.describe())
     try:
-        for step in range(ctx.start_step + 1, spec.total_steps + 1):
-            if ctx.stop_requested():
-                return
-            started = time.perf_counter()
-            pipeline.start(learner_version=step - 1)
-            rolled = await pipeline.take(step)
+        async for rolled in pipeline.steps(ctx.stop_requested):
+            step, started = rolled.step, rolled.asked_at
             builders, results, step_policy = rolled.groups
             rolled_at = time.perf_counter()
             kept = [(b, g) for b, g in zip(builders, results) if g is not None]
