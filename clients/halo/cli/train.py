@@ -201,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
         max_steps=args.max_steps, loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
         extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
-               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"]},
+               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"],
+               "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
     )
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
@@ -237,6 +238,11 @@ def add_parser(sub) -> None:
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
                             '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')
     train.add_argument("--entropy-coef", type=float, default=None, help="entropy bonus (embedded learner; default 0.01)")
+    train.add_argument("--max-staleness", type=int, default=0, metavar="K",
+                       help="asynchronous GRPO: rollouts of the next K steps run while a step updates (0: synchronous)")
+    train.add_argument("--stale-rule", default="drop", choices=["drop", "correct"],
+                       help="a group sampled more than K versions behind the learner: drop it, or keep it with the "
+                            "importance ratio correcting it")
     train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
     train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
     train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")

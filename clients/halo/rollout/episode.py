@@ -62,6 +62,7 @@ class Episode:
     scorable: bool = True              # false when agisdk cannot score the task
     final_page: PageView | None = None  # the observation after the last step (evaluation viewer)
     timings: dict[str, float] = field(default_factory=dict)   # seconds: setup_s, evaluate_s, total_s
+    weight_version: int | None = None  # the policy weights (learner updates) it was sampled from
 
     @property
     def ret(self) -> float:
