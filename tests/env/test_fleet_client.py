@@ -140,3 +140,36 @@ async def test_a_replica_that_appears_takes_new_sessions_and_one_that_dies_takes
             await fleet.close_session(s.session_id)
     finally:
         await fleet.close()
+
+
+NODE_SCRIPT = r"""
+const halo = require('./halo');
+(async () => {
+  const env = halo.envFleet(process.argv[1]);
+  const a = await env.call('CreateSession', {task_id: 'playground-signup', observation: {skip_screenshot: true}});
+  const b = await env.call('CreateSession', {task_id: 'playground-signup', observation: {skip_screenshot: true}});
+  const owners = [a, b].map((c) => env.owners.get(c.session_id).address);
+  const stepped = await env.call('Step', {session_id: b.session_id, action: {noop: {}}, observation: {skip_screenshot: true}});
+  const listed = await env.call('ListSessions', {run_id: ''});
+  for (const c of [a, b]) await env.call('CloseSession', {session_id: c.session_id});
+  env.close();
+  console.log(JSON.stringify({owners, step_index: stepped.observation.step_index, listed: listed.total}));
+})().catch((err) => { console.error(err.message); process.exit(1); });
+"""
+
+
+async def test_the_node_client_spreads_sessions_over_an_explicit_list(stack, second):
+    import json
+    import shutil
+    from pathlib import Path
+
+    node_dir = Path(__file__).resolve().parents[2] / "clients" / "node"
+    target = f"{stack.env_target},{second.target}"
+    proc = await asyncio.create_subprocess_exec(
+        shutil.which("node") or "node", "-e", NODE_SCRIPT, target, cwd=node_dir,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    result = json.loads(out)
+    assert sorted(result["owners"]) == sorted([stack.env_target, second.target])   # one on each: least loaded
+    assert result["step_index"] == 1 and result["listed"] >= 2
