@@ -496,7 +496,7 @@ def main(argv: list[str]) -> int:
     p_health.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: check a TLS service")
     p_deploy = sub.add_parser("deploy", help="files generated from deploy/services.yaml")
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
-    p_render = deploy_sub.add_parser("render", help="write docker-compose.yml and deploy/prometheus/prometheus.yml")
+    p_render = deploy_sub.add_parser("render", help="write docker-compose.yml, deploy/prometheus/prometheus.yml and deploy/k8s/")
     p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
 
     args = parser.parse_args(argv)
@@ -513,7 +513,9 @@ def main(argv: list[str]) -> int:
         print(result)
         return 0 if result == "SERVING" else 1
     if args.command == "deploy":
-        return deployspec.render(check=args.check)
+        from halo.cli.k8s import deployment_files   # compose, Prometheus and the kustomize tree
+
+        return deployspec.render(check=args.check, files=deployment_files())
     return 2
 
 

@@ -72,7 +72,7 @@ def gateway_routes(spec: RunSpec) -> list[str]:
     return ["embedded"]
 
 
-async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
+async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "") -> int:
     from halo.cli.stack import LocalStack
     from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
@@ -81,13 +81,16 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
     from halo.cli.registry import resolve_trainer
 
     configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
-    with console.status("starting sites, env, reward and gateway services (Chromium)…"):
+    starting = "reward and gateway services" if env_target else "sites, env, reward and gateway services (Chromium)"
+    with console.status(f"starting {starting}…"):
         stack = await LocalStack(
-            env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60},
+            env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60}, with_env=not env_target,
             with_reward=True, with_gateway=True, gateway_overrides={"only_routes": gateway_routes(spec)},
         ).__aenter__()
     try:
-        targets = ServiceTargets(env=stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
+        if env_target:
+            console.print(f"env: {env_target}")
+        targets = ServiceTargets(env=env_target or stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
         jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
         record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
         console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
@@ -215,7 +218,16 @@ def run(args: argparse.Namespace) -> int:
     if args.submit:
         return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
                                         reconnect_s=args.reconnect_s))
-    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
+    if args.env:
+        from halo.client.fleet import fleet_members, is_fleet_target
+
+        try:
+            if is_fleet_target(args.env):
+                fleet_members(args.env)
+        except ValueError as exc:
+            print(f"halo train: --env: {exc}", file=sys.stderr)
+            return 2
+    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env))
 
 def add_parser(sub) -> None:
     train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
@@ -250,6 +262,9 @@ def add_parser(sub) -> None:
                        help='trainer-specific settings merged into the run spec\'s extra, e.g. \'{"env_retries": 5, '
                             '"env_wait_s": 600}\' (GRPO), \'{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}\' '
                             '(local_lora), \'{"dpo_beta": 0.2, "critic": "gpt"}\' (MCTS)')
+    train.add_argument("--env", default="", metavar="TARGET",
+                       help="use this env service instead of starting one here: host:port, or a fleet of replicas "
+                            "(host:port,host:port or fleet://name:port, re-resolved every 5 s)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

@@ -57,6 +57,7 @@ class Episode:
     success_bonus: float = 0.0
     env_failure: bool = False
     env_failure_reason: str = ""
+    env_retries: int = 0               # earlier attempts lost to environment failures (rollout.retries)
     final_message: str = ""
     eval_details: list[str] = field(default_factory=list)
     scorable: bool = True              # false when agisdk cannot score the task

@@ -34,6 +34,7 @@ from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, Rollout
 from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig, run_episode
 from halo.rollout.gateway import GatewayPolicy
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES, with_env_retries
 from halo.rollout.tasks import expand_tasks
 
 EMBEDDED_MODEL = "embedded"
@@ -52,6 +53,7 @@ def sampling_seed(*parts: object) -> int:
 async def rollout_groups(
     env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
     config: RolloutConfig, concurrency: int, sampling_key: str = "", limit=None,
+    episode_retries: int = DEFAULT_EPISODE_RETRIES,
 ) -> list[list[Episode]]:
     """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
 
@@ -59,6 +61,8 @@ async def rollout_groups(
     (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
     `limit` (an `async with` object) replaces the call's own `concurrency` semaphore: the
     asynchronous loop shares env slots between the steps in flight (halo.trainers.async_rollouts).
+    An episode lost to an environment failure is rolled out again up to `episode_retries` times
+    (rollout.retries: on an env fleet, on a replica that still serves).
     """
     limit = limit or asyncio.Semaphore(concurrency)
 
@@ -68,7 +72,8 @@ async def rollout_groups(
             # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
             episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
         async with limit:
-            return await run_episode(env, reward, episode_policy, task_id, seed, config)
+            return await with_env_retries(lambda: run_episode(env, reward, episode_policy, task_id, seed, config),
+                                          episode_retries)
 
     flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
@@ -81,6 +86,7 @@ class EnvRecovery:
     max_failed_fraction: float = 0.5   # above this share of env-failed episodes, the step is rolled out again
     retries: int = 3                   # rollouts of one step thrown away before the run fails
     wait_s: float = 300.0              # how long to wait for the env service to serve again, per retry
+    episode_retries: int = DEFAULT_EPISODE_RETRIES   # one episode's env-failed attempts rolled out again (on an env fleet: elsewhere)
 
 
 class StepInterrupted(Exception):
@@ -116,7 +122,8 @@ async def rollout_step(
     when the run is asked to stop while it waits.
     """
     for attempt in range(recovery.retries + 1):
-        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key, limit)
+        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key,
+                                      limit, recovery.episode_retries)
         episodes = [e for g in groups for e in g]
         failed = [e for e in episodes if e.env_failure]
         if len(failed) <= recovery.max_failed_fraction * len(episodes):
@@ -174,7 +181,8 @@ async def train_embedded(ctx: RunContext) -> None:
     update_epochs = max(1, int(extra.get("update_epochs", 1)))
     eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
-                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)))
+                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)),
+                           episode_retries=int(extra.get("episode_retries", EnvRecovery.episode_retries)))
     settings = AsyncSettings.from_extra(extra)
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
@@ -230,7 +238,9 @@ async def train_embedded(ctx: RunContext) -> None:
                     metrics["eval_success_rate"] = await evaluate_greedy(
                         env, reward, gateway, spec.model, versions.name(step), tasks, eval_seeds, config, concurrency)
                 metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
-                            "rollouts_redone": float(rolled.redone)} | baseline
+                            "rollouts_redone": float(rolled.redone),
+                            # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
+                            "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))} | baseline
                 baseline = {}  # recorded once, with the first step
                 await ctx.complete_step(step, metrics, learner.save)
         except StepInterrupted:
