@@ -60,7 +60,7 @@ _DATE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r"|" + "
 _NUMBER = re.compile(r"(?<![\w:])\$?\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(k|K|\$)?(?![\w:])")
 _FREE_TEXT_LEAD = re.compile(
     r"\b(?:saying|say|telling|tell(?: (?:him|her|them))?|asking(?: (?:him|her|them))?|ask(?: (?:him|her|them))?|"
-    r"notifying(?: (?:him|her|them))?|that|about|to say|regarding|informing(?: (?:him|her|them))?)\s+(.+)$", re.I)
+    r"notifying(?: (?:him|her|them))?|that|about|to say|regarding|informing(?: (?:him|her|them))?)(?:\s+that)?\s+(.+)$", re.I)
 
 #: Words that carry no search meaning: function words and the imperative verbs goals open with.
 _STOP = frozenset("""
