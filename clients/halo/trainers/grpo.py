@@ -30,9 +30,11 @@ from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
+from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, RolloutPipeline, admit
 from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig, run_episode
 from halo.rollout.gateway import GatewayPolicy
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES, with_env_retries
 from halo.rollout.tasks import expand_tasks
 
 EMBEDDED_MODEL = "embedded"
@@ -50,14 +52,19 @@ def sampling_seed(*parts: object) -> int:
 
 async def rollout_groups(
     env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int, sampling_key: str = "",
+    config: RolloutConfig, concurrency: int, sampling_key: str = "", limit=None,
+    episode_retries: int = DEFAULT_EPISODE_RETRIES,
 ) -> list[list[Episode]]:
     """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
 
     With a `sampling_key`, episode i of group g samples from its own seed stream
     (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
+    `limit` (an `async with` object) replaces the call's own `concurrency` semaphore: the
+    asynchronous loop shares env slots between the steps in flight (halo.trainers.async_rollouts).
+    An episode lost to an environment failure is rolled out again up to `episode_retries` times
+    (rollout.retries: on an env fleet, on a replica that still serves).
     """
-    limit = asyncio.Semaphore(concurrency)
+    limit = limit or asyncio.Semaphore(concurrency)
 
     async def one(task_id: str, seed: int, group: int, member: int) -> Episode:
         episode_policy = policy
@@ -65,7 +72,8 @@ async def rollout_groups(
             # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
             episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
         async with limit:
-            return await run_episode(env, reward, episode_policy, task_id, seed, config)
+            return await with_env_retries(lambda: run_episode(env, reward, episode_policy, task_id, seed, config),
+                                          episode_retries)
 
     flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
@@ -78,6 +86,7 @@ class EnvRecovery:
     max_failed_fraction: float = 0.5   # above this share of env-failed episodes, the step is rolled out again
     retries: int = 3                   # rollouts of one step thrown away before the run fails
     wait_s: float = 300.0              # how long to wait for the env service to serve again, per retry
+    episode_retries: int = DEFAULT_EPISODE_RETRIES   # one episode's env-failed attempts rolled out again (on an env fleet: elsewhere)
 
 
 class StepInterrupted(Exception):
@@ -103,7 +112,7 @@ async def wait_until_serving(env: EnvClient, wait_s: float, stop_requested=lambd
 async def rollout_step(
     env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
     config: RolloutConfig, concurrency: int, recovery: EnvRecovery, ctx: RunContext, step: int,
-    sampling_key: str = "",
+    sampling_key: str = "", limit=None,
 ) -> tuple[list[list[Episode]], int]:
     """The step's groups, rolled out again while too many episodes hit environment failures.
 
@@ -113,7 +122,8 @@ async def rollout_step(
     when the run is asked to stop while it waits.
     """
     for attempt in range(recovery.retries + 1):
-        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key)
+        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key,
+                                      limit, recovery.episode_retries)
         episodes = [e for g in groups for e in g]
         failed = [e for e in episodes if e.env_failure]
         if len(failed) <= recovery.max_failed_fraction * len(episodes):
@@ -171,50 +181,70 @@ async def train_embedded(ctx: RunContext) -> None:
     update_epochs = max(1, int(extra.get("update_epochs", 1)))
     eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
-                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)))
-    adapter = f"run-{ctx.run_id}"
+                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)),
+                           episode_retries=int(extra.get("episode_retries", EnvRecovery.episode_retries)))
+    settings = AsyncSettings.from_extra(extra)
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
             PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
         tasks = await expand_tasks(env, spec.task_ids)
-        await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-        policy = GatewayPolicy(gateway, spec.model, adapter, spec.temperature)
+
+        async def load(name: str, version: int) -> None:
+            await gateway.load_adapter(spec.model, name, weights=learner.weights())
+
+        async def unload(name: str) -> None:
+            await gateway.unload_adapter(spec.model, name)
+
+        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], int]:
+            policy = GatewayPolicy(gateway, spec.model, versions.name(version), spec.temperature)
+            batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
+            groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
+                                                recovery, ctx, step, f"{spec.seed}:{step}", limit)
+            for episode in (e for g in groups for e in g):
+                episode.weight_version = version
+            return groups, redone
+
+        versions = AdapterVersions(load, unload, ctx.run_id, settings.max_staleness)
+        await versions.publish(ctx.start_step)
+        pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
         baseline: dict[str, float] = {}
         if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
             baseline["eval_success_rate_untrained"] = await evaluate_greedy(
-                env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
+                env, reward, gateway, spec.model, versions.name(0), tasks, eval_seeds, config, concurrency)
             ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
+        if settings.max_staleness:
+            ctx.log(settings.describe())
         try:
-            for step in range(ctx.start_step + 1, spec.total_steps + 1):
-                if ctx.stop_requested():
-                    return
-                started = time.perf_counter()
-                batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
-                try:
-                    groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config,
-                                                        concurrency, recovery, ctx, step, f"{spec.seed}:{step}")
-                except StepInterrupted:
-                    return   # stopped while the env service was down: the last completed step stands
+            async for rolled in pipeline.steps(ctx.stop_requested):
+                step, started = rolled.step, rolled.asked_at
                 rollout_s = time.perf_counter() - started
+                admitted = admit(rolled, step - 1, settings)
+                update_started = time.time()
                 episodes, advantages = [], []
-                for group in groups:
+                for group in admitted.groups:
                     kept = [e for e in group if not e.env_failure]
                     episodes += kept
                     advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
                 for _ in range(update_epochs):  # several passes over one batch: the ratio term keeps them honest
                     update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
-                await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-                metrics = step_metrics([[summarize(e) for e in g] for g in groups]) | update
+                await versions.publish(step)
+                update_finished = time.time()
+                if settings.max_staleness:
+                    pipeline.start(learner_version=step)   # the next step K ahead starts now
+                metrics = step_metrics([[summarize(e) for e in g] for g in admitted.groups]) | update
+                metrics |= pipeline.metrics(rolled, admitted, update_started, update_finished)
                 if eval_every and (step % eval_every == 0 or step == spec.total_steps):
                     metrics["eval_success_rate"] = await evaluate_greedy(
-                        env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
+                        env, reward, gateway, spec.model, versions.name(step), tasks, eval_seeds, config, concurrency)
                 metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
-                            "rollouts_redone": float(redone)} | baseline
+                            "rollouts_redone": float(rolled.redone),
+                            # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
+                            "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))} | baseline
                 baseline = {}  # recorded once, with the first step
                 await ctx.complete_step(step, metrics, learner.save)
+        except StepInterrupted:
+            return   # stopped while the env service was down: the last completed step stands
         finally:
-            try:
-                await gateway.unload_adapter(spec.model, adapter)
-            except Exception:
-                pass  # the gateway may be gone; its adapters die with it
+            await pipeline.close()
+            await versions.unload_all()

@@ -33,7 +33,7 @@ TASK = "playground-name"
 
 @dataclass
 class BenchResult:
-    mode: str                  # "service" | "raw" | "agisdk"
+    mode: str                  # "service" | "raw" | "agisdk" | "service+getstate"
     sessions: int
     steps: int
     seconds: float
@@ -67,7 +67,10 @@ def _loop_actions(name_bid: str, plan_bid: str) -> list[A.Action]:
     return [A.Fill(name_bid, "Ada"), A.Scroll(0, 300), A.Scroll(0, -300), A.Hover(plan_bid)]
 
 
-async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id) -> BenchResult:
+async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id,
+                         mode: str = "service") -> BenchResult:
+    """`service`: Step only. `service+getstate`: Step, then GetState for the site's state JSON,
+    the round trip an episode made per step before Step could return that state itself."""
     from halo.client.env import observation_options
 
     opts = observation_options(image_format, 80)
@@ -83,6 +86,8 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
         for i in range(steps):
             t = time.perf_counter()
             r = await env.step(c.session_id, loop[i % len(loop)], observation=opts)
+            if mode == "service+getstate":
+                await env.get_state(c.session_id)
             latencies.append(time.perf_counter() - t)
             assert r.action_ok, r.action_error
             progress.advance(task_id)
@@ -93,7 +98,7 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     mem1 = tree_pss_mb()
     for c in created:
         await env.close_session(c.session_id)
-    return BenchResult("service", sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+    return BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
                        _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
 
 
@@ -171,7 +176,7 @@ async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: in
                        _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
 
 
-MODES = ("service", "raw", "agisdk")
+MODES = ("service", "raw", "agisdk", "service+getstate")
 
 
 async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",
@@ -200,8 +205,8 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                     for n in levels:
                         for mode in modes:
                             task = progress.add_task(f"{n} session(s): {mode}", total=n * steps)
-                            if mode == "service":
-                                results.append(await _service_level(env, n, steps, image_format, progress, task))
+                            if mode.startswith("service"):
+                                results.append(await _service_level(env, n, steps, image_format, progress, task, mode))
                             elif mode == "raw":
                                 results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
                             else:
