@@ -49,12 +49,12 @@ fi
 if [ -z "${base:-}" ]; then
   echo "check_protos: no git base (no history: shallow clone or first commit); the baseline check ran"
 else
-  tree=$(mktemp -d); trap 'rm -rf "$tree"' EXIT
-  git archive "$base" protos | tar -x -C "$tree"
-  if [ ! -f "$tree/protos/buf.yaml" ]; then
+  if ! git cat-file -e "$base:protos/buf.yaml" 2>/dev/null; then
     echo "check_protos: git base ${base:0:12} ($why) predates protos/buf.yaml: skipped; the baseline check ran"
   else
     echo "check_protos: buf breaking protos against git ${base:0:12} ($why)"
+    tree=$(mktemp -d); trap 'rm -rf "$tree"' EXIT
+    git archive "$base" protos | tar -x -C "$tree"
     "$BUF" breaking protos --against "$tree/protos"
   fi
 fi
