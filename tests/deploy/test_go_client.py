@@ -12,24 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
-from .env_walk import assert_walked_the_signup_session
+from tests.other_clients import GO_DIR, assert_walked_the_signup_session, build_go_demo
 
-GO_DIR = REPO / "clients" / "go"
+from .conftest import REPO
 
 
 @pytest.fixture(scope="module")
 def go_demo(tmp_path_factory) -> Path:
-    if shutil.which("go") is None:
-        pytest.skip("go is absent (scripts/setup.sh installs Debian's golang-go and the Go gRPC packages)")
-    out = tmp_path_factory.mktemp("go-bin")
-    done = subprocess.run(["bash", str(GO_DIR / "build.sh"), str(out)], capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
+    demo = build_go_demo(tmp_path_factory.mktemp("go-bin"))
     generated = sorted(p.name for p in (GO_DIR / "halov1").glob("*.go"))
     protos = sorted(p.stem for p in (REPO / "protos" / "halo" / "v1").glob("*.proto"))
     assert [n for n in generated if n.endswith(".pb.go") and not n.endswith("_grpc.pb.go")] == [f"{p}.pb.go" for p in protos]
     assert "policy_grpc.pb.go" in generated and "env_grpc.pb.go" in generated
-    return out / "halo-env-demo"
+    return demo
 
 
 def run_demo(demo: Path, *args: str) -> subprocess.CompletedProcess[str]:

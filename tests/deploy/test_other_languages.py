@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.other_clients import assert_walked_the_signup_session
+
 from .conftest import REPO
-from .env_walk import assert_walked_the_signup_session
 
 NODE_DIR = REPO / "clients" / "node"
 README_TARGET = "127.0.0.1:50051"

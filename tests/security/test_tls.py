@@ -26,6 +26,7 @@ from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
 from halo.errors import Unauthenticated, Unavailable
 from tests.env.test_grpcurl import grpcurl_binary
+from tests.other_clients import assert_walked_the_signup_session, build_go_demo
 
 TOKEN = "tls-test-token"
 LIGHT = observation_options(screenshot=False)
@@ -182,6 +183,25 @@ async def test_grpcurl_with_cacert_and_token(tls_stack, pki):
     assert rc != 0 and "certificate" in err.lower()
     rc, _, err = await _grpcurl("-plaintext", "-H", auth, target, "list")
     assert rc != 0
+
+
+async def test_go_client_with_ca_and_token_drives_a_session(tls_stack, pki, tmp_path):
+    demo = await asyncio.to_thread(build_go_demo, tmp_path)
+    target = tls_stack.env_target
+
+    async def go(*args: str) -> tuple[int, str, str]:
+        proc = await asyncio.create_subprocess_exec(str(demo), "-target", target, "-timeout", "30s", *args,
+                                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+        return proc.returncode, out.decode(), err.decode()
+
+    rc, out, err = await go("-ca", str(pki.ca), "-token", TOKEN)
+    assert rc == 0, err
+    assert_walked_the_signup_session(json.loads(out))
+    rc, _, err = await go("-ca", str(pki.ca))
+    assert rc == 1 and err.startswith("env-demo: Unauthenticated:"), err
+    rc, _, err = await go("-ca", str(pki.other_ca), "-token", TOKEN, "-timeout", "5s")
+    assert rc == 1 and err.startswith(("env-demo: Unavailable:", "env-demo: DeadlineExceeded:")), err
 
 
 def test_tls_settings_need_both_files(pki):

@@ -4,6 +4,7 @@
 // its status code.
 //
 //	halo-env-demo -target 127.0.0.1:50051 -task playground-signup -click "Sign up"
+//	halo-env-demo -target host:50051 -ca ca.pem -token "$TOKEN"     (TLS + bearer token)
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 
 	"github.com/halo-rl/halo/clients/go/halo"
 	"github.com/halo-rl/halo/clients/go/halov1"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 )
 
@@ -53,10 +55,20 @@ func main() {
 	taskID := flag.String("task", "playground-signup", "task id")
 	click := flag.String("click", "Sign up", "accessible name of the element to click")
 	token := flag.String("token", "", "bearer token, for a service started with --auth-token")
+	ca := flag.String("ca", "", "PEM file of the CA that signed the service's certificate (TLS); plaintext without")
 	timeout := flag.Duration("timeout", 60*time.Second, "deadline of each call")
 	flag.Parse()
 
-	out, err := run(*target, *taskID, *click, *token, *timeout)
+	options := halo.Options{Token: *token}
+	if *ca != "" {
+		tls, err := credentials.NewClientTLSFromFile(*ca, "")
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "env-demo: -ca %s: %v\n", *ca, err)
+			os.Exit(2)
+		}
+		options.TLS = tls
+	}
+	out, err := run(*target, *taskID, *click, options, *timeout)
 	if err != nil {
 		if s, ok := status.FromError(err); ok && s.Code() != 0 {
 			fmt.Fprintf(os.Stderr, "env-demo: %s: %s\n", s.Code(), s.Message())
@@ -70,8 +82,8 @@ func main() {
 	_ = encoder.Encode(out)
 }
 
-func run(target, taskID, click, token string, timeout time.Duration) (*report, error) {
-	conn, err := halo.Dial(target, halo.Options{Token: token})
+func run(target, taskID, click string, options halo.Options, timeout time.Duration) (*report, error) {
+	conn, err := halo.Dial(target, options)
 	if err != nil {
 		return nil, err
 	}
