@@ -142,6 +142,10 @@ class VllmServer:
         """SIGTERM to its process group (the API server and the EngineCore it forked), SIGKILL after
         the grace. Also when the API server has already exited: its engine may still run."""
         end_group(self.process.pid, grace_s=timeout_s, reap=self.process.poll)
+        try:
+            self.process.wait(timeout=10)   # reaped: alive() is false from here on
+        except subprocess.TimeoutExpired:
+            pass
 
     def kill(self) -> None:
         """SIGKILL, no grace: what a crashed vLLM looks like to the gateway."""
