@@ -44,6 +44,14 @@ class CandidateAction:
     description: str     # what the encoder reads, e.g. 'click button "Sign up"'
     element: PageElement | None = None
 
+    @property
+    def subject(self) -> str:
+        """What the candidate acts on, without the text it would type ('fill textbox "To"'): the
+        goal/candidate relevance is measured on it, since every fill's text comes from the goal."""
+        if self.kind == "fill" and self.element is not None:
+            return f"fill {_label(self.element)}"
+        return self.description
+
 
 # ------------------------------------------------------------------------- text from the goal
 

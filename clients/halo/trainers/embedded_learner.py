@@ -31,9 +31,10 @@ class LossConfig:
 
 
 class EmbeddedLearner:
-    def __init__(self, learning_rate: float, seed: int = 0, encoder: SentenceEncoder | None = None) -> None:
+    def __init__(self, learning_rate: float, seed: int = 0, encoder: SentenceEncoder | None = None,
+                 relevance_prior: float = 0.0) -> None:
         self.policy = EmbeddedPolicy(encoder or SentenceEncoder())
-        self.head = ScoringHead(seed=seed)
+        self.head = ScoringHead(seed=seed, relevance_prior=relevance_prior)
         self.optimizer = torch.optim.Adam(self.head.parameters(), lr=learning_rate)
         self.updates = 0
 
