@@ -89,6 +89,20 @@ class SentenceEncoder:
             return torch.stack([self._cache[t] for t in texts]) if texts else torch.zeros(0, EMBED_DIM)
 
 
+_SHARED: dict[str, SentenceEncoder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_encoder(model_dir: str = "") -> SentenceEncoder:
+    """One encoder (and one cache) per model folder in this process: a local run hosts the
+    gateway's embedded backend and the learner side by side, and both encode the same
+    descriptions; the encoder is frozen, so sharing it changes no result, only halves the work."""
+    with _SHARED_LOCK:
+        if model_dir not in _SHARED:
+            _SHARED[model_dir] = SentenceEncoder(model_dir)
+        return _SHARED[model_dir]
+
+
 # ------------------------------------------------------------------------------ features
 
 N_EXTRA = len(ACTION_KINDS) + 8 + 2  # + goal relevance: cosine similarity, a name/quote/amount of the goal mentioned
