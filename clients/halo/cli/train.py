@@ -219,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
+    spec.extra |= suite_defaults.get("extra", {})
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob

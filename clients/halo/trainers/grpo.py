@@ -171,7 +171,7 @@ async def train_embedded(ctx: RunContext) -> None:
     spec = ctx.spec
     extra = spec.extra
     lr = spec.learning_rate if spec.learning_rate > 1e-5 else DEFAULT_LR  # 1e-6 is LoRA's default, not the head's
-    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed)
+    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed, None, float(extra.get("relevance_prior", 0.0)))
     if ctx.last_checkpoint is not None:
         learner.load(ctx.last_checkpoint)
     loss = LossConfig(loss_fn=spec.loss_fn, temperature=spec.temperature, entropy_coef=float(extra.get("entropy_coef", 0.0)))
