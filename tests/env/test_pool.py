@@ -7,7 +7,6 @@ import os
 import signal
 
 import httpx
-import psutil
 import pytest
 
 from halo.agent import actions as A
@@ -15,34 +14,7 @@ from halo.client.env import EnvClient
 from halo.errors import NotFound, ResourceExhausted, Unavailable
 from halo.cli.stack import LocalStack
 from halo.v1 import env_pb2 as pb
-
-
-def _our_chromium() -> list[psutil.Process]:
-    """Chromium processes started by this test process (through Playwright's driver)."""
-    found = []
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" in proc.name():
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
-def chromium_browser_pids() -> set[int]:
-    """Main Chromium processes (renderers and helpers carry --type=)."""
-    pids = set()
-    for proc in _our_chromium():
-        try:
-            if not any(a.startswith("--type=") for a in proc.cmdline()):
-                pids.add(proc.pid)
-        except psutil.NoSuchProcess:
-            continue
-    return pids
-
-
-def chromium_all_pids() -> set[int]:
-    return {p.pid for p in _our_chromium()}
+from tests.chromium import chromium_all_pids, chromium_browser_pids
 
 
 @pytest.fixture
