@@ -174,19 +174,23 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
 
 
 READINESS_INTERVAL_S = 1.0
+#: probes in a row that must fail before the service is NOT_SERVING: on a loaded machine one probe
+#: can time out against a dependency that is up, and an outage lasts longer than that
+READINESS_FAILURES = 2
 
 
 async def _track_readiness(spec: ServiceSpec, health_servicer: health.aio.HealthServicer) -> None:
     """Keep the health status of the service's names in step with `spec.readiness`; log each change."""
     assert spec.readiness is not None
-    serving = True
+    serving, failures = True, 0
     while True:
         try:
             why = await spec.readiness()
         except Exception as exc:   # a probe that fails says the service is not ready, it does not stop probing
             why = f"readiness probe failed: {exc}"
-        if serving != (not why):
-            serving = not why
+        failures = failures + 1 if why else 0
+        if serving != (failures < READINESS_FAILURES):
+            serving = not serving
             status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
             for name in spec.grpc_service_names:
                 await health_servicer.set(name, status)
