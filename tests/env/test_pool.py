@@ -82,6 +82,26 @@ async def test_killed_chromium_is_an_env_failure_and_the_pool_recovers(small_sta
     await env.close_session(fresh.session_id)
 
 
+async def test_a_browser_that_dies_under_a_new_sessions_first_observation_is_unavailable(small_stack, monkeypatch):
+    """Seen in the chaos test: a Chromium killed while CreateSession took its first observation came
+    back as UNKNOWN (a raw Playwright error), which failed the whole training run instead of one
+    episode as an environment failure."""
+    manager = small_stack.env_manager
+    observe = manager._observe
+    (pid,) = small_stack.own_browser_pids
+
+    async def observe_after_the_kill(session, options):
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        return await observe(session, options)
+
+    monkeypatch.setattr(manager, "_observe", observe_after_the_kill)
+    with pytest.raises(Unavailable, match="could not observe the new session"):
+        await small_stack.client.create_session("playground-signup")
+    monkeypatch.undo()
+    assert (await small_stack.client.pool_stats()).active_sessions == 0
+
+
 async def test_metrics_endpoint_counts_steps(small_stack):
     env = small_stack.client
     created = await env.create_session("playground-signup")

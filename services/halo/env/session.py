@@ -251,10 +251,13 @@ class SessionManager:
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
         try:
             return session, await self._observe(session, options)
-        except BaseException:
+        except BaseException as exc:
             # The caller never learns the id (its deadline expired and the call was cancelled, or the
             # first observation failed): close now instead of holding the slot until the idle TTL.
             await asyncio.shield(self.close_session(session.id, reason="abandoned"))
+            if isinstance(exc, PlaywrightError):   # the browser died under the new session: an env failure
+                metrics.ENV_FAILURES.labels("setup").inc()
+                raise Unavailable(f"could not observe the new session of task {task.id}: {str(exc).splitlines()[0]}") from exc
             raise
 
     def _watch(self, session: Session) -> None:
