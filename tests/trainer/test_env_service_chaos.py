@@ -314,7 +314,9 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
     assert sum(r["episodes"] + r["env_failures"] for r in rows) + group * sum(r["rollouts_redone"] for r in rows) \
         == len(episodes)
     assert sum(r["env_failures"] for r in rows) + sum(r["rollouts_redone"] for r in rows) >= 2
-    print(f"\nchaos: {len(episodes)} episodes rolled out, {len(lost)} lost to infrastructure "
+    print("\nchaos: per step (episodes learned from, env_failures, rollouts_redone):",
+          [(r["step"], r["episodes"], r["env_failures"], r["rollouts_redone"]) for r in rows])
+    print(f"chaos: {len(episodes)} episodes rolled out, {len(lost)} lost to infrastructure "
           f"({sum(r['env_failures'] for r in rows):g} dropped from kept rollouts, "
           f"{sum(r['rollouts_redone'] for r in rows):g} rollouts redone), "
           f"{sum(r['episodes'] for r in rows):g} learned from, 0 with a fault trace; reasons: "
