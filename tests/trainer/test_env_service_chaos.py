@@ -302,7 +302,7 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
     assert any("sites server" in e.env_failure_reason or "did not answer" in e.env_failure_reason
                or "/config" in e.env_failure_reason or "/finish" in e.env_failure_reason for e in lost), \
         [e.env_failure_reason for e in lost]
-    assert any("browser" in e.env_failure_reason or "closed" in e.env_failure_reason for e in lost), \
+    assert any(word in e.env_failure_reason for e in lost for word in ("browser", "closed", "crashed")), \
         [e.env_failure_reason for e in lost]
     # no episode scored as the agent's own carries a trace of either fault ...
     assert [fault_signs(e) for e in scored if fault_signs(e)] == []
