@@ -191,4 +191,5 @@ class EnvServicer(rpc.EnvServiceServicer):
 def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
     manager = SessionManager(settings, registry or default_registry())
     return grpc_service("env", pb.DESCRIPTOR.services_by_name["EnvService"], rpc.add_EnvServiceServicer_to_server,
-                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close)
+                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close,
+                        readiness=manager.readiness)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
+import httpx
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
@@ -136,6 +137,20 @@ class SessionManager:
         await self.pool.start()
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
 
+    async def readiness(self) -> str:
+        """Why new replica sessions cannot be served now ("" when they can): the sites server does
+        not answer. The env service's health status follows it, so a trainer whose episodes failed
+        because the sites server went away waits for it to come back instead of rolling its step
+        out again into the same outage."""
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as http:
+                response = await http.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
+        except httpx.HTTPError as exc:
+            return f"the sites server at {self.settings.sites_url} does not answer: {exc!r}"
+        if response.status_code != 200:
+            return f"the sites server at {self.settings.sites_url} answered HTTP {response.status_code}"
+        return ""
+
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
@@ -236,10 +251,13 @@ class SessionManager:
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
         try:
             return session, await self._observe(session, options)
-        except BaseException:
+        except BaseException as exc:
             # The caller never learns the id (its deadline expired and the call was cancelled, or the
             # first observation failed): close now instead of holding the slot until the idle TTL.
             await asyncio.shield(self.close_session(session.id, reason="abandoned"))
+            if isinstance(exc, PlaywrightError):   # the browser died under the new session: an env failure
+                metrics.ENV_FAILURES.labels("setup").inc()
+                raise Unavailable(f"could not observe the new session of task {task.id}: {str(exc).splitlines()[0]}") from exc
             raise
 
     def _watch(self, session: Session) -> None:
