@@ -21,54 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
 import random
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
 from halo.runs.context import RunContext
-from halo.rollout.episode import Episode, RolloutConfig, run_episode
+from halo.rollout.episode import Episode, RolloutConfig
 from halo.rollout.gateway import GatewayPolicy
+from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (evaluate_greedy, sampling_seed: GRPO's API)
 from halo.rollout.tasks import expand_tasks
+from halo.trainers.learner import GatewayLearner, GatewayRun, run_steps
+
+if TYPE_CHECKING:   # torch: imported by train_embedded only, when an embedded run starts
+    from halo.trainers.embedded_learner import EmbeddedLearner, LossConfig
 
 EMBEDDED_MODEL = "embedded"
 
 
 def summarize(e: Episode) -> EpisodeSummary:
     return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure)
-
-
-def sampling_seed(*parts: object) -> int:
-    """A stable, non-zero 62-bit seed from its parts (Python's hash() is salted per process)."""
-    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
-    return (int.from_bytes(digest, "big") >> 2) or 1
-
-
-async def rollout_groups(
-    env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int, sampling_key: str = "",
-) -> list[list[Episode]]:
-    """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
-
-    With a `sampling_key`, episode i of group g samples from its own seed stream
-    (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
-    """
-    limit = asyncio.Semaphore(concurrency)
-
-    async def one(task_id: str, seed: int, group: int, member: int) -> Episode:
-        episode_policy = policy
-        if sampling_key and hasattr(policy, "for_episode"):
-            # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
-            episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
-        async with limit:
-            return await run_episode(env, reward, episode_policy, task_id, seed, config)
-
-    flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
-    return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
 @dataclass(frozen=True)
@@ -145,13 +121,51 @@ def batch_for_step(tasks: list[str], groups_per_batch: int, seed: int, step: int
     return out
 
 
-async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: list[str], seeds: list[int],
-                          config: RolloutConfig, concurrency: int) -> float:
-    """Success rate of the greedy (temperature 0) policy on the given tasks x seeds."""
-    greedy = GatewayPolicy(policy_client, model, adapter, temperature=0.0)
-    groups = await rollout_groups(env, reward, greedy, [(t, s) for t in tasks for s in seeds], 1, config, concurrency)
-    kept = [g[0] for g in groups if not g[0].env_failure]
-    return sum(e.success for e in kept) / len(kept) if kept else 0.0
+@dataclass
+class RolloutBatch:
+    """A GRPO step's data: its groups of episodes, how many rollouts of it were thrown away, how long it took."""
+
+    groups: list[list[Episode]]
+    redone: int
+    rollout_s: float
+
+
+class GRPOLearner(GatewayLearner[RolloutBatch]):
+    """GRPO on the embedded policy: groups rolled out through the gateway, dr_grpo advantages,
+    clipped passes over the batch on the trainer's copy of the scoring head, the new head pushed
+    to the gateway as the run's adapter."""
+
+    def __init__(self, ctx: RunContext, run: GatewayRun, learner: EmbeddedLearner, loss: LossConfig,
+                 recovery: EnvRecovery, update_epochs: int) -> None:
+        super().__init__(run)
+        self.ctx, self.learner, self.loss, self.recovery, self.update_epochs = ctx, learner, loss, recovery, update_epochs
+        self.policy = GatewayPolicy(run.gateway, run.route, run.adapter, ctx.spec.temperature)
+
+    async def collect(self, step: int) -> RolloutBatch | None:
+        spec, run = self.ctx.spec, self.run
+        started = time.perf_counter()
+        batch = batch_for_step(run.tasks, spec.groups_per_batch, spec.seed, step)
+        try:
+            groups, redone = await rollout_step(run.env, run.reward, self.policy, batch, spec.group_size, run.rollout_config,
+                                                run.concurrency, self.recovery, self.ctx, step, f"{spec.seed}:{step}")
+        except StepInterrupted:
+            return None   # stopped while the env service was down
+        return RolloutBatch(groups, redone, time.perf_counter() - started)
+
+    async def learn(self, step: int, batch: RolloutBatch) -> dict[str, float]:
+        episodes, advantages = [], []
+        for group in batch.groups:
+            kept = [e for e in group if not e.env_failure]
+            episodes += kept
+            advantages += group_advantages([e.ret for e in kept], bool(self.ctx.spec.extra.get("normalize_std", False)))
+        for _ in range(self.update_epochs):  # several passes over one batch: the ratio term keeps them honest
+            update = await asyncio.to_thread(self.learner.update, episodes, advantages, self.loss)
+        await self.publish(weights=self.learner.weights())
+        return (step_metrics([[summarize(e) for e in g] for g in batch.groups]) | update
+                | {"rollout_s": batch.rollout_s, "rollouts_redone": float(batch.redone)})
+
+    def checkpoint(self, step: int, batch: RolloutBatch):
+        return self.learner.save
 
 
 async def train_embedded(ctx: RunContext) -> None:
@@ -166,55 +180,15 @@ async def train_embedded(ctx: RunContext) -> None:
         learner.load(ctx.last_checkpoint)
     loss = LossConfig(loss_fn=spec.loss_fn, temperature=spec.temperature, entropy_coef=float(extra.get("entropy_coef", 0.0)))
     config = RolloutConfig(max_steps=spec.max_steps, screenshots=False, reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
-    concurrency = int(extra.get("concurrency", spec.group_size))
-    eval_every = int(extra.get("eval_every", 0))
-    update_epochs = max(1, int(extra.get("update_epochs", 1)))
-    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
                            wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)))
-    adapter = f"run-{ctx.run_id}"
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
             PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
-        tasks = await expand_tasks(env, spec.task_ids)
-        await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-        policy = GatewayPolicy(gateway, spec.model, adapter, spec.temperature)
-        baseline: dict[str, float] = {}
-        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
-            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
-                env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
-            ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
-        try:
-            for step in range(ctx.start_step + 1, spec.total_steps + 1):
-                if ctx.stop_requested():
-                    return
-                started = time.perf_counter()
-                batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
-                try:
-                    groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config,
-                                                        concurrency, recovery, ctx, step, f"{spec.seed}:{step}")
-                except StepInterrupted:
-                    return   # stopped while the env service was down: the last completed step stands
-                rollout_s = time.perf_counter() - started
-                episodes, advantages = [], []
-                for group in groups:
-                    kept = [e for e in group if not e.env_failure]
-                    episodes += kept
-                    advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
-                for _ in range(update_epochs):  # several passes over one batch: the ratio term keeps them honest
-                    update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
-                await gateway.load_adapter(spec.model, adapter, weights=learner.weights())
-                metrics = step_metrics([[summarize(e) for e in g] for g in groups]) | update
-                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
-                    metrics["eval_success_rate"] = await evaluate_greedy(
-                        env, reward, gateway, spec.model, adapter, tasks, eval_seeds, config, concurrency)
-                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
-                            "rollouts_redone": float(redone)} | baseline
-                baseline = {}  # recorded once, with the first step
-                await ctx.complete_step(step, metrics, learner.save)
-        finally:
-            try:
-                await gateway.unload_adapter(spec.model, adapter)
-            except Exception:
-                pass  # the gateway may be gone; its adapters die with it
+        run = GatewayRun(env, reward, gateway, spec.model, f"run-{ctx.run_id}", await expand_tasks(env, spec.task_ids),
+                         [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config,
+                         int(extra.get("concurrency", spec.group_size)))
+        grpo = GRPOLearner(ctx, run, learner, loss, recovery, max(1, int(extra.get("update_epochs", 1))))
+        await grpo.publish(weights=learner.weights())
+        await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))
