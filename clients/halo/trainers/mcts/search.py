@@ -247,7 +247,6 @@ class TreeSearch:
 
     async def execute(self, edge: Edge) -> Node | None:
         """Take a new edge: its child state, its path-faithful reward, the evaluation of the new state."""
-        cfg = self.config
         parent = edge.parent
         if isinstance(edge.action, HISTORY_ACTIONS):
             return await self._execute_in_side_session(edge)
