@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm demo test protos bench-env
+.PHONY: setup vllm demo test protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -18,6 +18,10 @@ test: setup vllm
 
 protos: setup
 	.venv/bin/halo protos
+
+# buf lint + buf breaking (against protos/baseline and the change's git base); tests/test_buf.py runs it too.
+check-protos: setup
+	bash scripts/check_protos.sh
 
 bench-env: setup
 	.venv/bin/halo bench env

@@ -65,10 +65,24 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "setup: installing Node.js"
   apt_install nodejs npm
 fi
-node_stamp=clients/node/node_modules/.halo-installed
-if [ ! -f "$node_stamp" ] || [ clients/node/package-lock.json -nt "$node_stamp" ]; then
-  echo "setup: installing clients/node's pinned packages (npm ci)"
-  (cd clients/node && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  touch "$node_stamp"
+# npm ci in a folder with a package-lock.json, once per lock change (a stamp in its node_modules).
+npm_ci_once() {
+  local dir=$1 why=$2 stamp=$1/node_modules/.halo-installed
+  if [ ! -f "$stamp" ] || [ "$dir/package-lock.json" -nt "$stamp" ]; then
+    echo "setup: installing $why (npm ci in $dir)"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    touch "$stamp"
+  fi
+}
+npm_ci_once clients/node "clients/node's pinned packages"
+npm_ci_once scripts/buf "buf, pinned (lint and breaking-change checks of protos/)"
+
+# Go for clients/go, offline: Debian packages the compiler, protoc and its Go plugins, and the
+# sources of grpc-go and protobuf-go under /usr/share/gocode (the Go module proxy is out of reach).
+if ! command -v go >/dev/null || ! command -v protoc-gen-go-grpc >/dev/null \
+   || [ ! -d /usr/share/gocode/src/google.golang.org/grpc ]; then
+  echo "setup: installing Go, protoc and the Go gRPC packages (Debian)"
+  apt_install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc \
+    golang-google-grpc-dev golang-google-protobuf-dev
 fi
-echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version))"
+echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version), buf $(scripts/buf/node_modules/.bin/buf --version), $(go version | cut -d' ' -f3))"

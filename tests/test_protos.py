@@ -36,4 +36,4 @@ def test_every_field_and_rpc_is_documented():
 
 def test_services_are_versioned_under_halo_v1():
     services = [s.full_name for m in (env_pb2, policy_pb2, reward_pb2, trainer_pb2) for s in m.DESCRIPTOR.services_by_name.values()]
-    assert sorted(services) == ["halo.v1.EnvService", "halo.v1.PolicyGateway", "halo.v1.RewardService", "halo.v1.TrainerService"]
+    assert sorted(services) == ["halo.v1.EnvService", "halo.v1.PolicyGatewayService", "halo.v1.RewardService", "halo.v1.TrainerService"]

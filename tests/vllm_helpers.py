@@ -27,3 +27,64 @@ def random_adapter(model_dir: str, folder: Path, seed: int = 0, rank: int = 4) -
     ))
     model.save_pretrained(str(folder))
     return folder
+
+
+class RecordingProxy:
+    """A pass-through HTTP proxy in front of a real vLLM that records the JSON body of every POST
+    (`requests`, `path` included): a test sees what the gateway asked vLLM for (which model or
+    adapter name) while the real server answers everything. Not a fake: every answer is vLLM's."""
+
+    def __init__(self, upstream: str) -> None:
+        self.upstream = upstream.rstrip("/").removesuffix("/v1")
+        self.requests: list[dict] = []
+        self._server = None
+        self._thread = None
+        self.port = 0
+
+    def start(self) -> "RecordingProxy":
+        import threading
+        import time
+
+        import uvicorn
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import Response
+        from starlette.routing import Route
+
+        client = httpx.AsyncClient(base_url=self.upstream, timeout=300)
+
+        async def forward(request: Request) -> Response:
+            body = await request.body()
+            if request.method == "POST" and body:
+                try:
+                    import json
+
+                    self.requests.append({"path": request.url.path, **{k: v for k, v in json.loads(body).items() if k != "messages"}})
+                except ValueError:
+                    pass
+            upstream = await client.request(request.method, request.url.path, params=request.query_params, content=body,
+                                            headers={"content-type": request.headers.get("content-type", "application/json")})
+            return Response(upstream.content, status_code=upstream.status_code,
+                            media_type=upstream.headers.get("content-type"))
+
+        app = Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST"])])
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
+        self._thread = threading.Thread(target=self._server.run, name="vllm-proxy", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("RecordingProxy did not start")
+            time.sleep(0.02)
+        self.port = self._server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)

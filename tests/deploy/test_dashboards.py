@@ -157,7 +157,7 @@ def scraped_run(up_stack):
         async with httpx.AsyncClient(timeout=10) as http, EnvClient(up_stack.target("env"), timeout_s=60) as env:
             channels = {n: grpc.aio.insecure_channel(up_stack.target(n)) for n in ("reward", "gateway") if n in running}
             reward = reward_pb2_grpc.RewardServiceStub(channels["reward"]) if "reward" in channels else None
-            gateway = policy_pb2_grpc.PolicyGatewayStub(channels["gateway"]) if "gateway" in channels else None
+            gateway = policy_pb2_grpc.PolicyGatewayServiceStub(channels["gateway"]) if "gateway" in channels else None
             checks = {"env": "halo_env_steps_total"}
             if reward is not None:
                 checks["reward"] = "halo_reward_evaluations_total"

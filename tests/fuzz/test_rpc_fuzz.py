@@ -366,7 +366,7 @@ async def test_reward_still_serves(reward_target):
 
 # ------------------------------------------------------------------------------ gateway
 
-GATEWAY_SERVICE = policy_pb2.DESCRIPTOR.services_by_name["PolicyGateway"]
+GATEWAY_SERVICE = policy_pb2.DESCRIPTOR.services_by_name["PolicyGatewayService"]
 
 
 def _png(width: int = 32, height: int = 18) -> bytes:
@@ -390,7 +390,7 @@ async def gateway_target():
     try:
         async with grpc.aio.insecure_channel(running.target) as channel:
             target = Target(
-                GATEWAY_SERVICE, policy_pb2_grpc.PolicyGatewayStub(channel),
+                GATEWAY_SERVICE, policy_pb2_grpc.PolicyGatewayServiceStub(channel),
                 hints={
                     "model": st.just("embedded"), "n": st.integers(0, 3), "screenshot": st.just(_png()),
                     "path": st.sampled_from(["/nonexistent/adapter", "/etc", "/etc/hostname", "/dev/zero", "/proc/self/mem",

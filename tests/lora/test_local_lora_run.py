@@ -102,6 +102,40 @@ async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_a
     assert "extra.serve_route='qwen3vl-local' needs a policy gateway" in refused.error, refused.error
 
 
+async def test_an_async_local_lora_run_keeps_k_plus_1_versions_in_vllm_and_samples_ahead(stack, tiny_dir, vllm_gateway,
+                                                                                         vllm_server, tmp_path: Path):
+    """--max-staleness 1 through the real vLLM: step N's rollouts start before step N-1's update is
+    published, sample a version at most 1 behind, and vLLM holds at most the 2 newest versions,
+    each under its own name (never reloaded in place)."""
+    from halo.trainer.jobs import JobManager
+    from halo.trainer.store import RunState
+    from halo.cli.registry import resolve_trainer
+    from tests.vllm_helpers import served_adapters
+
+    spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=3, group_size=2, max_steps=1,
+                   max_tokens=8, learning_rate=1e-3, lora_rank=4,
+                   extra={"model_dir": tiny_dir, "serve_route": "qwen3vl-local", "max_staleness": 1})
+    jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target, vllm_gateway.target), resolve_trainer,
+                      auto_resume=False)
+    record = await jobs.start_run(spec)
+    seen: list[set[str]] = []
+    async for event in jobs.watch(record.run_id):
+        if event["type"] == "metrics":
+            seen.append(set(served_adapters(vllm_server)))
+    assert jobs.get(record.run_id).state is RunState.SUCCEEDED, jobs.get(record.run_id).error
+    rows = jobs.store.metrics(record.run_id)
+    assert [r["step"] for r in rows] == [1, 2, 3]
+    name = f"run-{record.run_id}"
+    for row in rows:
+        assert row["step"] - 2 <= row["adapter_version_min"] == row["adapter_version_max"] <= row["step"] - 1
+        assert row["async/version"] == row["adapter_version_min"] and row["async/stale_dropped"] == 0
+        assert row["episodes"] == 2 and row["datums"] == 2
+    for before, row in zip(rows, rows[1:]):
+        assert row["async/rollout_start"] < before["async/update_end"], (before, row)   # ran during the update
+    assert all(len(loaded) <= 2 and loaded <= {f"{name}-v{v}" for v in range(4)} for loaded in seen), seen
+    assert served_adapters(vllm_server) == {}
+
+
 @pytest.mark.vllm_own_server
 async def test_vllm_killed_mid_run_fails_the_run_unavailable_and_keeps_its_checkpoints(stack, tiny_dir, tmp_path: Path):
     """vLLM dies after step 1 (SIGKILL, its own server: the session's must live): the route answers

@@ -9,7 +9,7 @@ from halo.agent import actions as A
 from halo.agent.context import PastStep
 from halo.embedded.policy import (
     EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, enumerate_candidates, head_from_bytes, head_to_bytes,
-    text_slots,
+    goal_texts,
 )
 from tests.policy import pages
 
@@ -20,13 +20,13 @@ def embedded() -> EmbeddedPolicy:
 
 
 def test_candidates_come_from_the_page_elements_and_the_goal():
-    assert text_slots(pages.GOAL) == ["bob@example.com"]
+    assert goal_texts(pages.GOAL)[0] == "bob@example.com"
     candidates = enumerate_candidates(pages.context())
     actions = [c.action for c in candidates]
     assert A.Fill("3", "bob@example.com") in actions and A.ClickElement("4") in actions and A.ClickElement("1") in actions
     assert A.SelectOption("5", ("Weekly",)) in actions and A.SelectOption("5", ("Monthly",)) in actions
     assert A.ClickElement("2") not in actions  # a heading is not actionable
-    assert actions[-3:] == [A.Scroll(delta_y=400.0), A.GoBack(), A.SendMessage("Done.")]
+    assert actions[-4:] == [A.Scroll(delta_y=400.0), A.Scroll(delta_y=-400.0), A.GoBack(), A.SendMessage("Done.")]
     assert [c.description for c in enumerate_candidates(pages.context())] == [c.description for c in candidates]
 
 

@@ -1,4 +1,4 @@
-"""LLM-judge evals over gRPC (reward service -> PolicyGateway/Judge), and `halo serve reward`."""
+"""LLM-judge evals over gRPC (reward service -> PolicyGatewayService/Judge), and `halo serve reward`."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from tests.reward.test_core import judge_registry
 SOLVED = json.dumps(diff({"signup": {"clicked": True}}))
 
 
-class RubricGateway(prpc.PolicyGatewayServicer):
+class RubricGateway(prpc.PolicyGatewayServiceServicer):
     """A gateway whose judge route passes answers that mention "pro" (a stand-in for an LLM route)."""
 
     def __init__(self) -> None:
@@ -46,7 +46,7 @@ class RubricGateway(prpc.PolicyGatewayServicer):
 async def gateway():
     servicer = RubricGateway()
     server = grpc.aio.server()
-    prpc.add_PolicyGatewayServicer_to_server(servicer, server)
+    prpc.add_PolicyGatewayServiceServicer_to_server(servicer, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     yield f"127.0.0.1:{port}", servicer

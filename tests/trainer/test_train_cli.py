@@ -51,3 +51,17 @@ def test_bad_json_flags_stop_with_the_reason(submitted, flag, value, message):
     with pytest.raises(SystemExit, match=message):
         main(["train", flag, value])
     assert submitted == []
+
+
+def test_max_staleness_reaches_the_spec_and_backends_without_it_refuse(submitted):
+    from halo.cli.main import main
+    from halo.cli.registry import resolve_trainer
+
+    assert main(["train", "--max-staleness", "2", "--stale-rule", "correct"]) == 0
+    (spec,) = submitted
+    assert spec.extra["max_staleness"] == 2 and spec.extra["stale_rule"] == "correct"
+    assert resolve_trainer(spec).__name__ == "train_embedded"
+    for kind, backend in (("grpo", "tinker"), ("mcts", "embedded")):
+        with pytest.raises(ValueError, match="--max-staleness"):
+            resolve_trainer(RunSpec(kind=kind, backend=backend, task_ids=["t"], extra={"max_staleness": 1}))
+    assert resolve_trainer(RunSpec(backend="tinker", task_ids=["t"], extra={"max_staleness": 0})).__name__ == "train_tinker"

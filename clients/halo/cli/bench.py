@@ -1,4 +1,4 @@
-"""`halo bench env | gateway | leak | rollout`: the benchmarks (their code is in halo.cli.benches).
+"""`halo bench env | gateway | leak | rollout | train`: the benchmarks (their code is in halo.cli.benches).
 
 Each bench is imported only when it runs: they start services and browsers and load models.
 """
@@ -42,6 +42,19 @@ def _rollout(args: argparse.Namespace) -> int:
                                          args.vllm_url, args.served_model, args.json, args.samplers))
 
 
+def _train(args: argparse.Namespace) -> int:
+    from halo.cli.benches.train import run_train_bench
+
+    try:
+        ks = [int(k) for k in args.max_staleness.split(",") if k.strip()]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 0 or args.steps < 1:
+        args.parser.error("--max-staleness takes comma-separated integers >= 0 (e.g. 0,1,2); --steps must be >= 1")
+    return asyncio.run(run_train_bench(args.steps, args.max_staleness, args.tasks, args.group_size, args.groups_per_batch,
+                                       args.max_steps, args.seed, args.json))
+
+
 def add_parser(sub) -> None:
     bench = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -81,5 +94,14 @@ def add_parser(sub) -> None:
     br.add_argument("--served-model", default="", help="model name on --vllm-url")
     br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
     br.add_argument("--json", default="", help="also write the results to this JSON file")
-    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout)):
+    bt = bench_sub.add_parser("train", help="embedded GRPO with --max-staleness 0, 1, 2 in one run: steps/hour, idle shares, success")
+    bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
+    bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
+    bt.add_argument("--tasks", default="", help="comma-separated task ids (default: halo train's four easy playground tasks)")
+    bt.add_argument("--group-size", type=int, default=8)
+    bt.add_argument("--groups-per-batch", type=int, default=4)
+    bt.add_argument("--max-steps", type=int, default=5, help="episode length cap")
+    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--json", default="", help="also write the results to this JSON file")
+    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout), (bt, _train)):
         parser.set_defaults(run=run, parser=parser)

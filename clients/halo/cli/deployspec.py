@@ -53,6 +53,38 @@ class FileSpec(_Strict):
         return f"deploy/configs/{Path(self.source).name}"
 
 
+class AutoscaleSpec(_Strict):
+    """Autoscaling of a fleet on a Prometheus query (a KEDA ScaledObject)."""
+
+    metric: str                           # PromQL: the fleet's load, e.g. sessions in use
+    per_replica: int                      # target value of `metric` per replica
+    min: int = 1
+    max: int = 10
+
+
+class KubeSpec(_Strict):
+    """How a service runs on Kubernetes (deploy/k8s/, halo.cli.k8s)."""
+
+    workload: Literal["Deployment", "StatefulSet"] = "Deployment"
+    replicas: int = 1
+    fleet: bool = False                   # a scalable set behind a headless Service: clients see every replica
+    cpu: str = "100m"                     # requests
+    memory: str = "128Mi"
+    memory_limit: str = ""
+    shm: str = ""                         # a memory-backed /dev/shm of this size (Chromium, vLLM)
+    gpus: int = 0                         # nvidia.com/gpu, on the gpu node selector's nodes
+    sizing: str = ""                      # where the figures come from (rendered next to them)
+    max_unavailable: int | None = None    # a PodDisruptionBudget
+    autoscale: AutoscaleSpec | None = None
+
+
+class KubernetesSpec(_Strict):
+    namespace: str = "halo"
+    version: str = "1.32.0"
+    storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access}
+    gpu_node_selector: dict[str, str] = Field(default_factory=dict)
+
+
 class ServiceSpec(_Strict):
     """One service. HALO's own run `halo serve <serve>` from the project image; others name an image."""
 
@@ -76,6 +108,7 @@ class ServiceSpec(_Strict):
     gpu: str = ""                         # GPU device id(s) reserved in compose
     files: dict[str, FileSpec] = Field(default_factory=dict)  # {config:NAME} placeholders
     compose: dict[str, Any] = Field(default_factory=dict)  # extra compose keys, merged last
+    kubernetes: KubeSpec = KubeSpec()     # deploy/k8s/
 
     @model_validator(mode="after")
     def _check(self) -> "ServiceSpec":
@@ -103,6 +136,7 @@ class Description(_Strict):
     image: ImageSpec
     volumes: dict[str, str]
     prometheus: PrometheusSpec = PrometheusSpec()
+    kubernetes: KubernetesSpec = KubernetesSpec()
     services: dict[str, ServiceSpec]
 
     @model_validator(mode="after")
@@ -356,10 +390,11 @@ def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     }
 
 
-def render(check: bool = False) -> int:
-    """Write the generated files (or, with check, report which differ from the description)."""
+def render(check: bool = False, files: dict[Path, str] | None = None) -> int:
+    """Write the generated files (or, with check, report which differ from the description):
+    `files`, or those of rendered_files() (`halo deploy render` adds deploy/k8s/, halo.cli.k8s)."""
     stale = []
-    for path, text in rendered_files().items():
+    for path, text in (rendered_files() if files is None else files).items():
         current = path.read_text() if path.exists() else None
         if current == text:
             continue

@@ -68,7 +68,8 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--evals-dir", default="evals")
     p.add_argument("--resume", default="", metavar="EVAL_ID", help="continue an interrupted eval: saved episodes are skipped")
     p.add_argument("--no-screenshots", action="store_true", help="do not record screenshots (faster; the viewer shows no images)")
-    p.add_argument("--env", default="", metavar="HOST:PORT", help="use running services instead of starting them in this process")
+    p.add_argument("--env", default="", metavar="TARGET", help="use running services instead of starting them in this "
+                   "process: the env service's host:port, or a fleet of replicas (host:port,host:port or fleet://name:port)")
     p.add_argument("--reward", default="", metavar="HOST:PORT")
     p.add_argument("--gateway", default="", metavar="HOST:PORT")
     p.add_argument("--token", default="", help="bearer token of the running services")

@@ -37,6 +37,7 @@ import yaml
 
 from halo.cli import deployspec
 from halo.cli.deployspec import Description, Placement
+from halo.cli.processes import end_group, group_members
 
 DEFAULT_RUN_DIR = Path(os.environ.get("HALO_RUN_DIR", ".halo/run"))
 STATE_FILE = "state.json"
@@ -395,14 +396,22 @@ def down(run_dir: Path, timeout_s: float = 20.0, out=print) -> int:
         entry = state.services[name]
         proc = _process(entry)
         if proc is None:
-            out(f"{name:<11} was not running")
+            # its group may outlive it (a vLLM whose API server died leaves its EngineCore running);
+            # while such members live, the kernel does not hand the leader's pid to a new process,
+            # so a pid in use again means a stranger's process and group: left alone
+            leftovers = [] if _pid_in_use(entry["pid"]) else group_members(entry["pid"])
+            if leftovers:
+                end_group(entry["pid"], grace_s=timeout_s)
+                out(f"{name:<11} was not running; ended {len(leftovers)} leftover process(es) of its group")
+            else:
+                out(f"{name:<11} was not running")
             continue
         started = time.monotonic()
         proc.send_signal(signal.SIGTERM)
         deadline = started + timeout_s
         while (gone := _process(entry) is None) is False and time.monotonic() < deadline:
             time.sleep(0.05)  # not our child: poll (a zombie waiting for its reaper counts as gone)
-        leftovers = _group_members(entry["pid"])
+        leftovers = group_members(entry["pid"])
         if gone:
             how = f"stopped (SIGTERM, {time.monotonic() - started:.1f}s)"
         else:
@@ -419,17 +428,13 @@ def down(run_dir: Path, timeout_s: float = 20.0, out=print) -> int:
     return 0
 
 
-def _group_members(pgid: int) -> list[int]:
+def _pid_in_use(pid: int) -> bool:
     import psutil
 
-    members = []
-    for proc in psutil.process_iter(["pid", "status"]):
-        try:
-            if os.getpgid(proc.pid) == pgid and proc.info["status"] != psutil.STATUS_ZOMBIE:
-                members.append(proc.pid)
-        except (ProcessLookupError, PermissionError, psutil.Error):
-            continue
-    return members
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def status(run_dir: Path, as_json: bool = False, out=print) -> int:
@@ -491,7 +496,7 @@ def main(argv: list[str]) -> int:
     p_health.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: check a TLS service")
     p_deploy = sub.add_parser("deploy", help="files generated from deploy/services.yaml")
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
-    p_render = deploy_sub.add_parser("render", help="write docker-compose.yml and deploy/prometheus/prometheus.yml")
+    p_render = deploy_sub.add_parser("render", help="write docker-compose.yml, deploy/prometheus/prometheus.yml and deploy/k8s/")
     p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
 
     args = parser.parse_args(argv)
@@ -508,7 +513,9 @@ def main(argv: list[str]) -> int:
         print(result)
         return 0 if result == "SERVING" else 1
     if args.command == "deploy":
-        return deployspec.render(check=args.check)
+        from halo.cli.k8s import deployment_files   # compose, Prometheus and the kustomize tree
+
+        return deployspec.render(check=args.check, files=deployment_files())
     return 2
 
 

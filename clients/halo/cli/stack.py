@@ -16,6 +16,7 @@ from halo.sites.server import BackgroundSitesServer, SitesSettings
 @dataclass
 class LocalStack:
     env_overrides: dict[str, Any] = field(default_factory=dict)
+    with_env: bool = True                          # sites + env here; False when the env is elsewhere (a fleet)
     with_reward: bool = False                      # also start the reward service (stack.reward_target)
     reward_overrides: dict[str, Any] = field(default_factory=dict)   # RewardSettings fields
     with_gateway: bool = False                     # also start the policy gateway (stack.gateway_target)
@@ -29,11 +30,12 @@ class LocalStack:
         from halo.env.config import EnvSettings
         from halo.env.server import build_service
 
-        # in memory: this process's sessions die with it, there is nothing to serve after a restart
-        self.sites = BackgroundSitesServer(SitesSettings(port=0, data_dir="")).start()
-        settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites.url, **self.env_overrides})
         try:
-            self.env = await start_service(build_service(settings), settings)
+            if self.with_env:
+                # in memory: this process's sessions die with it, there is nothing to serve after a restart
+                self.sites = BackgroundSitesServer(SitesSettings(port=0, data_dir="")).start()
+                settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites.url, **self.env_overrides})
+                self.env = await start_service(build_service(settings), settings)
             if self.with_reward:
                 await self._start_reward()
             if self.with_gateway:

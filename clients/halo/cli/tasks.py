@@ -1,5 +1,6 @@
-"""`halo tasks list` (the task registry) and `halo tasks verify` (a table per replica task: oracle,
-no-op and wrong attempts, scored by agisdk)."""
+"""`halo tasks list` (the task registry), `halo tasks verify` (a table per replica task: oracle,
+no-op and wrong attempts, scored by agisdk) and `halo tasks reach` (which tasks the embedded
+policy's candidates can solve at all)."""
 
 from __future__ import annotations
 
@@ -59,6 +60,38 @@ async def run_verify(site: str = "") -> int:
     return 0 if passed == len(rows) else 1
 
 
+async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") -> int:
+    from halo.cli.curriculum import suite
+    from halo.cli.reach import survey
+    from halo.cli.stack import LocalStack
+    from halo.client.env import EnvClient
+    from halo.tasks.registry import default_registry
+
+    from halo.runtime.logging import configure_logging
+
+    configure_logging("warning")   # the table is the output
+    registry = default_registry()
+    if task_ids or suite_name:
+        ids = [t for t in task_ids.split(",") if t] if task_ids else suite(suite_name).select()
+        tasks = [registry.get(t) for t in ids]
+    else:
+        tasks = [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
+    async with LocalStack(env_overrides={"pool_size": 2}) as stack:
+        async with EnvClient(stack.env_target) as env:
+            with console.status(f"walking {len(tasks)} oracles with the embedded policy's candidates"):
+                rows = await survey(env, tasks)
+    table = Table(title="the oracle walked with the embedded policy's candidates (goal + observation only), "
+                        "scored by agisdk")
+    for col in ("task", "oracle", "candidates (max)", "walk", "score"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r.task_id, str(r.oracle_steps), str(max(r.candidates, default=0)), " ".join(r.walked),
+                      f"[green]{r.score:.0f}[/green]" if r.reachable else f"[red]{r.score:.0f}[/red]")
+    console.print(table)
+    console.print(f"{sum(r.reachable for r in rows)}/{len(rows)} tasks within the embedded policy's reach")
+    return 0
+
+
 def list_tasks(args: argparse.Namespace) -> int:
     from halo.tasks.registry import default_registry
 
@@ -84,3 +117,10 @@ def add_parser(sub) -> None:
     tv = tasks_sub.add_parser("verify", help="run each replica task's oracle, no-op and wrong attempt, scored by agisdk")
     tv.add_argument("--site", default="", help="only this site (all replica sites when empty)")
     tv.set_defaults(run=lambda args: asyncio.run(run_verify(args.site)))
+
+    tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
+                                            "which tasks it can solve at all")
+    tr.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
+    tr.add_argument("--suite", default="", help="the tasks of a training suite (halo train --suite), e.g. real-easy")
+    tr.add_argument("--tasks", default="", help="comma-separated task ids")
+    tr.set_defaults(run=lambda args: asyncio.run(run_reach(args.site, args.suite, args.tasks)))

@@ -18,6 +18,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from halo.cli.curriculum import SUITES, suite
 from halo.errors import DeadlineExceeded, Unavailable
 from halo.runs.spec import RunSpec
 
@@ -72,7 +73,7 @@ def gateway_routes(spec: RunSpec) -> list[str]:
     return ["embedded"]
 
 
-async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
+async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "") -> int:
     from halo.cli.stack import LocalStack
     from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
@@ -81,13 +82,16 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "") -> int:
     from halo.cli.registry import resolve_trainer
 
     configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
-    with console.status("starting sites, env, reward and gateway services (Chromium)…"):
+    starting = "reward and gateway services" if env_target else "sites, env, reward and gateway services (Chromium)"
+    with console.status(f"starting {starting}…"):
         stack = await LocalStack(
-            env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60},
+            env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60}, with_env=not env_target,
             with_reward=True, with_gateway=True, gateway_overrides={"only_routes": gateway_routes(spec)},
         ).__aenter__()
     try:
-        targets = ServiceTargets(env=stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
+        if env_target:
+            console.print(f"env: {env_target}")
+        targets = ServiceTargets(env=env_target or stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
         jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
         record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
         console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
@@ -164,9 +168,6 @@ async def _wait_healthy(client, timeout_s: float) -> bool:
     return False
 
 
-# The embedded policy's quick-start tasks: one- and two-action playground tasks.
-EASY_TASKS = ("playground-signup", "playground-name", "playground-plan", "playground-finish")
-
 # What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
 # each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
 # through five new states is worth as much as solving a playground task.
@@ -191,18 +192,33 @@ def _reward_overrides(text: str) -> dict[str, float]:
         raise SystemExit(f"halo train: --reward-overrides: {exc} (a JSON object of name -> number is expected)") from None
 
 
+def _task_ids(args: argparse.Namespace) -> tuple[list[str], dict]:
+    """The run's tasks (--tasks, or the --suite's rule) and the suite's own settings (none for --tasks)."""
+    if args.tasks:
+        return [t for t in args.tasks.split(",") if t], {}
+    chosen = suite(args.suite)
+    tasks = chosen.select()
+    console.print(f"suite [bold]{chosen.name}[/bold]: {chosen.rule}\n  {len(tasks)} tasks: {', '.join(tasks)}")
+    return tasks, chosen.defaults
+
+
 def run(args: argparse.Namespace) -> int:
     defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
+    task_ids, suite_defaults = _task_ids(args)
     spec = RunSpec(
         name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
-        task_ids=[t for t in args.tasks.split(",") if t], group_size=args.group_size,
-        groups_per_batch=args.groups_per_batch, total_steps=args.steps,
+        task_ids=task_ids, group_size=args.group_size,
+        groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4), total_steps=args.steps,
         learning_rate=args.lr or defaults["lr"], temperature=args.temperature,
-        max_steps=args.max_steps, loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
+        max_steps=args.max_steps or suite_defaults.get("max_steps", 5),
+        loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
         extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
-               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"]},
+               "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"],
+               "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
     )
+    if "eval_seeds" in suite_defaults:
+        spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
@@ -214,20 +230,32 @@ def run(args: argparse.Namespace) -> int:
     if args.submit:
         return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
                                         reconnect_s=args.reconnect_s))
-    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume))
+    if args.env:
+        from halo.client.fleet import fleet_members, is_fleet_target
+
+        try:
+            if is_fleet_target(args.env):
+                fleet_members(args.env)
+        except ValueError as exc:
+            print(f"halo train: --env: {exc}", file=sys.stderr)
+            return 2
+    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env))
 
 def add_parser(sub) -> None:
     train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
     train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
-    train.add_argument("--tasks", default=",".join(EASY_TASKS), help="comma-separated task ids or site names")
+    train.add_argument("--suite", default="playground-easy", choices=sorted(SUITES),
+                       help="the tasks to learn on, chosen by a printed rule (halo.cli.curriculum): playground-easy "
+                            "(the quick demo) or real-easy (the REAL v2 replica tasks with the shortest oracles)")
+    train.add_argument("--tasks", default="", help="comma-separated task ids or site names (instead of --suite)")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
     train.add_argument("--steps", type=int, default=20, help="training steps")
     train.add_argument("--group-size", type=int, default=8)
-    train.add_argument("--groups-per-batch", type=int, default=4, help="tasks (groups) per step")
+    train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
     train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
-    train.add_argument("--max-steps", type=int, default=5, help="episode length cap")
+    train.add_argument("--max-steps", type=int, default=0, help="episode length cap (default: the suite's, 5)")
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0)
@@ -237,6 +265,11 @@ def add_parser(sub) -> None:
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
                             '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')
     train.add_argument("--entropy-coef", type=float, default=None, help="entropy bonus (embedded learner; default 0.01)")
+    train.add_argument("--max-staleness", type=int, default=0, metavar="K",
+                       help="asynchronous GRPO: rollouts of the next K steps run while a step updates (0: synchronous)")
+    train.add_argument("--stale-rule", default="drop", choices=["drop", "correct"],
+                       help="a group sampled more than K versions behind the learner: drop it, or keep it with the "
+                            "importance ratio correcting it")
     train.add_argument("--simulations", type=int, default=50, help="mcts: simulations per search")
     train.add_argument("--children", type=int, default=5, help="mcts: candidate actions sampled per expansion (K)")
     train.add_argument("--widen-every", type=int, default=10, help="mcts: K more candidates every N visits of a node (0: never)")
@@ -244,6 +277,9 @@ def add_parser(sub) -> None:
                        help='trainer-specific settings merged into the run spec\'s extra, e.g. \'{"env_retries": 5, '
                             '"env_wait_s": 600}\' (GRPO), \'{"model_dir": "/models/qwen3vl", "serve_route": "qwen3vl"}\' '
                             '(local_lora), \'{"dpo_beta": 0.2, "critic": "gpt"}\' (MCTS)')
+    train.add_argument("--env", default="", metavar="TARGET",
+                       help="use this env service instead of starting one here: host:port, or a fleet of replicas "
+                            "(host:port,host:port or fleet://name:port, re-resolved every 5 s)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

@@ -32,6 +32,8 @@ from pathlib import Path
 
 import httpx
 
+from halo.cli.processes import end_group
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_VENV = REPO_ROOT / ".venv-vllm"
 START_TIMEOUT_S = 300.0   # ~25 s on an idle 2-core machine; several times that under load
@@ -97,6 +99,8 @@ class VllmServer:
         deadline = time.monotonic() + timeout_s
         while True:
             if not self.alive():
+                # its EngineCore may still be up (forked before the API server died): end the group
+                self.stop()
                 raise VllmStartError(f"vLLM exited with {self.process.returncode}:\n{self.log_tail()}")
             try:
                 if httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=2).status_code == 200:
@@ -108,7 +112,14 @@ class VllmServer:
                 raise VllmStartError(f"vLLM did not answer within {timeout_s:.0f} s:\n{self.log_tail()}")
             time.sleep(0.5)
         if warm_up:
-            self.warm_up(max(30.0, deadline - time.monotonic()))
+            try:
+                self.warm_up(max(30.0, deadline - time.monotonic()))
+            except VllmStartError:
+                self.stop()
+                raise
+            except httpx.HTTPError as exc:
+                self.stop()
+                raise VllmStartError(f"vLLM's warm-up request failed: {exc!r}\n{self.log_tail()}") from exc
         return self
 
     def warm_up(self, timeout_s: float = 120.0) -> None:
@@ -128,18 +139,9 @@ class VllmServer:
             raise VllmStartError(f"vLLM's warm-up request failed: {response.status_code} {response.text[:300]}")
 
     def stop(self, timeout_s: float = 20.0) -> None:
-        """SIGTERM to its process group (the API server and its engine core), SIGKILL after the grace."""
-        if self.process.poll() is not None:
-            return
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            self.process.wait(timeout=timeout_s)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait(timeout=10)
+        """SIGTERM to its process group (the API server and the EngineCore it forked), SIGKILL after
+        the grace. Also when the API server has already exited: its engine may still run."""
+        end_group(self.process.pid, grace_s=timeout_s, reap=self.process.poll)
 
     def kill(self) -> None:
         """SIGKILL, no grace: what a crashed vLLM looks like to the gateway."""
@@ -200,7 +202,7 @@ def start(model_dir: str | Path, *, port: int = 0, served_model: str = "", log_p
                                    start_new_session=True)
     server = VllmServer(process, port, served_model, log_path, time.monotonic(), argv)
     if wait:
-        server.wait_ready(timeout_s)
+        server.wait_ready(timeout_s)   # a failed or timed-out start ends the group before raising
     return server
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from typing import ClassVar
 
 from halo.agent.actions import Action, action_to_proto
 from halo.client.base import ServiceClient
@@ -28,8 +29,20 @@ def observation_options(image_format: str = "png", jpeg_quality: int = 0, screen
 
 
 class EnvClient(ServiceClient):
+    """The env service's typed client. A fleet target (`host:port,host:port` or `fleet://name:port`)
+    gives a `halo.client.fleet.FleetEnvClient`: sessions spread over the replicas, each pinned to its own."""
+
     stub_class = rpc.EnvServiceStub
     stub: rpc.EnvServiceStub
+
+    #: the class a fleet target gets: set by halo.client.fleet, which the halo.client package imports
+    fleet_class: ClassVar[type[EnvClient] | None] = None
+
+    def __new__(cls, target: str, *args, **kwargs):
+        fleet = EnvClient.fleet_class
+        if cls is EnvClient and fleet is not None and fleet.is_fleet_target(target):
+            return super().__new__(fleet)
+        return super().__new__(cls)
 
     def __init__(self, target: str, *, keepalive_s: float = 20.0, **kwargs) -> None:
         super().__init__(target, **kwargs)

@@ -28,8 +28,8 @@ def policy_input(goal: str, observation: cpb.Observation, history: Sequence[tupl
 
 
 class PolicyClient(ServiceClient):
-    stub_class = rpc.PolicyGatewayStub
-    stub: rpc.PolicyGatewayStub
+    stub_class = rpc.PolicyGatewayServiceStub
+    stub: rpc.PolicyGatewayServiceStub
 
     async def sample(
         self, model: str, *, input: pb.PolicyInput | PolicyContext | None = None, goal: str = "",

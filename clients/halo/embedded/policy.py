@@ -17,7 +17,6 @@ by trainers, so both sides enumerate candidates and build features identically.
 from __future__ import annotations
 
 import json
-import re
 import struct
 import threading
 from collections import OrderedDict
@@ -28,81 +27,18 @@ import torch
 from torch import nn
 
 from halo.agent import actions as A
-from halo.agent.context import PageElement, PolicyContext
+from halo.agent.context import PolicyContext
+from halo.embedded.candidates import ACTION_KINDS, CandidateAction, candidates_for, goal_texts, key_texts
+
+__all__ = ["CandidateAction", "enumerate_candidates", "goal_texts"]
 
 EMBED_DIM = 384  # all-MiniLM-L6-v2
-WEIGHTS_FORMAT = "halo-embedded-head-v2"  # v2: + the linear path over the extras
-
-CLICK_ROLES = frozenset({
-    "button", "link", "checkbox", "radio", "tab", "menuitem", "menuitemcheckbox", "switch", "treeitem",
-    "option", "combobox", "listbox", "slider",
-})
-TEXT_ROLES = frozenset({"textbox", "searchbox", "spinbutton"})
-ACTION_KINDS = ("click", "fill", "select", "scroll", "back", "finish")
-SCROLL_STEP_PX = 400.0
-FINISH_MESSAGE = "Done."
-
-
-@dataclass(frozen=True)
-class CandidateAction:
-    """One action the embedded policy can choose for this observation."""
-
-    action: A.Action
-    kind: str            # one of ACTION_KINDS
-    description: str     # what the encoder reads, e.g. 'click button "Sign up"'
-    element: PageElement | None = None
-
-
-# ---------------------------------------------------------------------------- enumeration
-
-_QUOTED = re.compile(r"\"([^\"]{1,200})\"|“([^”]{1,200})”|'([^']{1,200})'(?!\w)")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-
-
-def text_slots(goal: str, limit: int = 4) -> list[str]:
-    """Strings from the goal that a fill action may type: quoted phrases, then e-mail addresses."""
-    found: list[str] = []
-    for match in _QUOTED.finditer(goal):
-        found.append(next(g for g in match.groups() if g is not None).strip())
-    found += _EMAIL.findall(goal)
-    unique = [s for s in dict.fromkeys(found) if s]
-    return unique[:limit]
-
-
-def _label(e: PageElement) -> str:
-    name = e.name.strip() or e.value.strip() or "(unnamed)"
-    return f'{e.role} "{name}"'
+WEIGHTS_FORMAT = "halo-embedded-head-v3"  # v3: the "enter" action kind, goal names mentioned by the element
 
 
 def enumerate_candidates(ctx: PolicyContext, max_candidates: int = 256) -> list[CandidateAction]:
-    """Every action the embedded policy considers, in a stable order (page order, then globals).
-
-    The order is part of the contract: the gateway returns the chosen index, and a trainer that
-    re-enumerates the same observation gets the same list.
-    """
-    slots = text_slots(ctx.goal)
-    out: list[CandidateAction] = []
-    combobox: PageElement | None = None
-    for e in ctx.page.elements:
-        role = e.role
-        if role == "option" and combobox is not None:
-            # options of a native <select> are not clickable: choose them through the select
-            out.append(CandidateAction(A.SelectOption(combobox.bid, (e.name,)), "select",
-                                       f'select "{e.name}" in {_label(combobox)}', combobox))
-            continue
-        combobox = e if role in ("combobox", "listbox") else None
-        if not e.interactive or not e.visible:
-            continue
-        if role in TEXT_ROLES:
-            for slot in slots:
-                out.append(CandidateAction(A.Fill(e.bid, slot), "fill", f'fill {_label(e)} with "{slot}"', e))
-        if role in CLICK_ROLES or role in TEXT_ROLES:
-            out.append(CandidateAction(A.ClickElement(e.bid), "click", f"click {_label(e)}", e))
-    out = out[: max_candidates - 3]
-    out.append(CandidateAction(A.Scroll(delta_y=SCROLL_STEP_PX), "scroll", "scroll down the page"))
-    out.append(CandidateAction(A.GoBack(), "back", "go back to the previous page"))
-    out.append(CandidateAction(A.SendMessage(FINISH_MESSAGE), "finish", "finish: the task is done"))
-    return out
+    """The candidates of one decision: from the goal and the observation only (`halo.embedded.candidates`)."""
+    return candidates_for(ctx.goal, ctx.page, max_candidates)
 
 
 # ------------------------------------------------------------------------------- encoder
@@ -155,7 +91,7 @@ class SentenceEncoder:
 
 # ------------------------------------------------------------------------------ features
 
-N_EXTRA = len(ACTION_KINDS) + 8 + 2  # + goal relevance: cosine similarity, quoted goal text mentioned
+N_EXTRA = len(ACTION_KINDS) + 8 + 2  # + goal relevance: cosine similarity, a name/quote/amount of the goal mentioned
 
 
 def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int], last_bid: str | None) -> list[float]:
@@ -176,6 +112,13 @@ def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int
         ]
     history = [min(len(ctx.history), 20) / 20.0, 1.0 if ctx.page.last_action_error else 0.0]
     return onehot + element + history
+
+
+def _pointed_at(c: CandidateAction) -> str:
+    """What a candidate points at, lower-cased: its element (a fill's text is the goal's anyway) or its description."""
+    if c.kind == "fill" and c.element is not None:
+        return c.element.name.lower()
+    return c.description.lower()
 
 
 def _bid_of(action: A.Action) -> str | None:
@@ -277,9 +220,11 @@ class EmbeddedPolicy:
         extras = torch.tensor([_extra_features(c, ctx, acted, last_bid) for c in candidates], dtype=torch.float32)
         # Two explicit relevance signals the head would otherwise have to discover from the raw
         # vectors: the goal/candidate cosine (the encoder's vectors are L2-normalised) and whether
-        # the candidate names a phrase the goal quotes ('press "Finish"' -> button "Finish").
-        quoted = [q.lower() for q in text_slots(ctx.goal)]
-        mentions = torch.tensor([[1.0 if any(q in c.description.lower() for q in quoted) else 0.0] for c in candidates])
+        # the element the candidate acts on names what the goal names: a quoted phrase, a name, an
+        # amount ('press "Finish"' -> button "Finish"; "Connect with Olivia Martinez" -> button
+        # "Invite Olivia Martinez to connect").
+        keys = [k.lower() for k in key_texts(ctx.goal)]
+        mentions = torch.tensor([[1.0 if any(k in _pointed_at(c) for k in keys) else 0.0] for c in candidates])
         extras = torch.cat([extras, (described @ goal).unsqueeze(-1), mentions], dim=-1)
         goal_rows = goal.expand(len(candidates), -1)
         tensor = torch.cat([described, goal_rows, described * goal_rows, extras], dim=-1)

@@ -66,11 +66,13 @@ class Episode:
     success_bonus: float = 0.0
     env_failure: bool = False
     env_failure_reason: str = ""
+    env_retries: int = 0               # earlier attempts lost to environment failures (rollout.retries)
     final_message: str = ""
     eval_details: list[str] = field(default_factory=list)
     scorable: bool = True              # false when agisdk cannot score the task
     final_page: PageView | None = None  # the observation after the last step (evaluation viewer)
     timings: dict[str, float] = field(default_factory=dict)   # seconds: setup_s, evaluate_s, total_s
+    weight_version: int | None = None  # the policy weights (learner updates) it was sampled from
 
     @property
     def ret(self) -> float:

@@ -14,6 +14,7 @@ from halo.client.env import EnvClient
 from halo.client.reward import RewardClient
 from halo.rollout.episode import Episode, RolloutConfig, run_episode
 from halo.rollout.gateway import GatewayPolicy
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES, with_env_retries
 
 
 def sampling_seed(*parts: object) -> int:
@@ -24,14 +25,19 @@ def sampling_seed(*parts: object) -> int:
 
 async def rollout_groups(
     env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int, sampling_key: str = "",
+    config: RolloutConfig, concurrency: int, sampling_key: str = "", limit=None,
+    episode_retries: int = DEFAULT_EPISODE_RETRIES,
 ) -> list[list[Episode]]:
     """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
 
     With a `sampling_key`, episode i of group g samples from its own seed stream
     (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
+    `limit` (an `async with` object) replaces the call's own `concurrency` semaphore: the
+    asynchronous loop shares env slots between the steps in flight (halo.trainers.async_rollouts).
+    An episode lost to an environment failure is rolled out again up to `episode_retries` times
+    (rollout.retries: on an env fleet, on a replica that still serves).
     """
-    limit = asyncio.Semaphore(concurrency)
+    limit = limit or asyncio.Semaphore(concurrency)
 
     async def one(task_id: str, seed: int, group: int, member: int) -> Episode:
         episode_policy = policy
@@ -39,7 +45,8 @@ async def rollout_groups(
             # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
             episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
         async with limit:
-            return await run_episode(env, reward, episode_policy, task_id, seed, config)
+            return await with_env_retries(lambda: run_episode(env, reward, episode_policy, task_id, seed, config),
+                                          episode_retries)
 
     flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]

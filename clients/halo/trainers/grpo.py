@@ -24,21 +24,18 @@ import collections
 import random
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
+from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, RolloutPipeline, admit
 from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig
 from halo.rollout.gateway import GatewayPolicy
-from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (evaluate_greedy, sampling_seed: GRPO's API)
+from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (sampling_seed: GRPO's API)
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES
 from halo.rollout.tasks import expand_tasks
-from halo.trainers.learner import GatewayLearner, GatewayRun, run_steps
-
-if TYPE_CHECKING:   # torch: imported by train_embedded only, when an embedded run starts
-    from halo.trainers.embedded_learner import EmbeddedLearner, LossConfig
 
 EMBEDDED_MODEL = "embedded"
 
@@ -54,6 +51,7 @@ class EnvRecovery:
     max_failed_fraction: float = 0.5   # above this share of env-failed episodes, the step is rolled out again
     retries: int = 3                   # rollouts of one step thrown away before the run fails
     wait_s: float = 300.0              # how long to wait for the env service to serve again, per retry
+    episode_retries: int = DEFAULT_EPISODE_RETRIES   # one episode's env-failed attempts rolled out again (on an env fleet: elsewhere)
 
 
 class StepInterrupted(Exception):
@@ -79,7 +77,7 @@ async def wait_until_serving(env: EnvClient, wait_s: float, stop_requested=lambd
 async def rollout_step(
     env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
     config: RolloutConfig, concurrency: int, recovery: EnvRecovery, ctx: RunContext, step: int,
-    sampling_key: str = "",
+    sampling_key: str = "", limit=None,
 ) -> tuple[list[list[Episode]], int]:
     """The step's groups, rolled out again while too many episodes hit environment failures.
 
@@ -89,7 +87,8 @@ async def rollout_step(
     when the run is asked to stop while it waits.
     """
     for attempt in range(recovery.retries + 1):
-        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key)
+        groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key,
+                                      limit, recovery.episode_retries)
         episodes = [e for g in groups for e in g]
         failed = [e for e in episodes if e.env_failure]
         if len(failed) <= recovery.max_failed_fraction * len(episodes):
@@ -121,53 +120,6 @@ def batch_for_step(tasks: list[str], groups_per_batch: int, seed: int, step: int
     return out
 
 
-@dataclass
-class RolloutBatch:
-    """A GRPO step's data: its groups of episodes, how many rollouts of it were thrown away, how long it took."""
-
-    groups: list[list[Episode]]
-    redone: int
-    rollout_s: float
-
-
-class GRPOLearner(GatewayLearner[RolloutBatch]):
-    """GRPO on the embedded policy: groups rolled out through the gateway, dr_grpo advantages,
-    clipped passes over the batch on the trainer's copy of the scoring head, the new head pushed
-    to the gateway as the run's adapter."""
-
-    def __init__(self, ctx: RunContext, run: GatewayRun, learner: EmbeddedLearner, loss: LossConfig,
-                 recovery: EnvRecovery, update_epochs: int) -> None:
-        super().__init__(run)
-        self.ctx, self.learner, self.loss, self.recovery, self.update_epochs = ctx, learner, loss, recovery, update_epochs
-        self.policy = GatewayPolicy(run.gateway, run.route, run.adapter, ctx.spec.temperature)
-
-    async def collect(self, step: int) -> RolloutBatch | None:
-        spec, run = self.ctx.spec, self.run
-        started = time.perf_counter()
-        batch = batch_for_step(run.tasks, spec.groups_per_batch, spec.seed, step)
-        try:
-            groups, redone = await rollout_step(run.env, run.reward, self.policy, batch, spec.group_size, run.rollout_config,
-                                                run.concurrency, self.recovery, self.ctx, step, f"{spec.seed}:{step}")
-        except StepInterrupted:
-            return None   # stopped while the env service was down
-        return RolloutBatch(groups, redone, time.perf_counter() - started)
-
-    async def learn(self, step: int, batch: RolloutBatch) -> dict[str, float]:
-        episodes, advantages = [], []
-        for group in batch.groups:
-            kept = [e for e in group if not e.env_failure]
-            episodes += kept
-            advantages += group_advantages([e.ret for e in kept], bool(self.ctx.spec.extra.get("normalize_std", False)))
-        for _ in range(self.update_epochs):  # several passes over one batch: the ratio term keeps them honest
-            update = await asyncio.to_thread(self.learner.update, episodes, advantages, self.loss)
-        await self.publish(weights=self.learner.weights())
-        return (step_metrics([[summarize(e) for e in g] for g in batch.groups]) | update
-                | {"rollout_s": batch.rollout_s, "rollouts_redone": float(batch.redone)})
-
-    def checkpoint(self, step: int, batch: RolloutBatch):
-        return self.learner.save
-
-
 async def train_embedded(ctx: RunContext) -> None:
     # Lazy: torch and the sentence encoder load only for the embedded backend's run.
     from halo.trainers.embedded_learner import DEFAULT_LR, EmbeddedLearner, LossConfig
@@ -180,15 +132,75 @@ async def train_embedded(ctx: RunContext) -> None:
         learner.load(ctx.last_checkpoint)
     loss = LossConfig(loss_fn=spec.loss_fn, temperature=spec.temperature, entropy_coef=float(extra.get("entropy_coef", 0.0)))
     config = RolloutConfig(max_steps=spec.max_steps, screenshots=False, reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
+    concurrency = int(extra.get("concurrency", spec.group_size))
+    eval_every = int(extra.get("eval_every", 0))
+    update_epochs = max(1, int(extra.get("update_epochs", 1)))
+    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
-                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)))
+                           wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)),
+                           episode_retries=int(extra.get("episode_retries", EnvRecovery.episode_retries)))
+    settings = AsyncSettings.from_extra(extra)
     services = ctx.services
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
             PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
-        run = GatewayRun(env, reward, gateway, spec.model, f"run-{ctx.run_id}", await expand_tasks(env, spec.task_ids),
-                         [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config,
-                         int(extra.get("concurrency", spec.group_size)))
-        grpo = GRPOLearner(ctx, run, learner, loss, recovery, max(1, int(extra.get("update_epochs", 1))))
-        await grpo.publish(weights=learner.weights())
-        await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))
+        tasks = await expand_tasks(env, spec.task_ids)
+
+        async def load(name: str, version: int) -> None:
+            await gateway.load_adapter(spec.model, name, weights=learner.weights())
+
+        async def unload(name: str) -> None:
+            await gateway.unload_adapter(spec.model, name)
+
+        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], int]:
+            policy = GatewayPolicy(gateway, spec.model, versions.name(version), spec.temperature)
+            batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
+            groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
+                                                recovery, ctx, step, f"{spec.seed}:{step}", limit)
+            for episode in (e for g in groups for e in g):
+                episode.weight_version = version
+            return groups, redone
+
+        versions = AdapterVersions(load, unload, ctx.run_id, settings.max_staleness)
+        await versions.publish(ctx.start_step)
+        pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
+        baseline: dict[str, float] = {}
+        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
+            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
+                env, reward, gateway, spec.model, versions.name(0), tasks, eval_seeds, config, concurrency)
+            ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
+        if settings.max_staleness:
+            ctx.log(settings.describe())
+        try:
+            async for rolled in pipeline.steps(ctx.stop_requested):
+                step, started = rolled.step, rolled.asked_at
+                rollout_s = time.perf_counter() - started
+                admitted = admit(rolled, step - 1, settings)
+                update_started = time.time()
+                episodes, advantages = [], []
+                for group in admitted.groups:
+                    kept = [e for e in group if not e.env_failure]
+                    episodes += kept
+                    advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
+                for _ in range(update_epochs):  # several passes over one batch: the ratio term keeps them honest
+                    update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
+                await versions.publish(step)
+                update_finished = time.time()
+                if settings.max_staleness:
+                    pipeline.start(learner_version=step)   # the next step K ahead starts now
+                metrics = step_metrics([[summarize(e) for e in g] for g in admitted.groups]) | update
+                metrics |= pipeline.metrics(rolled, admitted, update_started, update_finished)
+                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
+                    metrics["eval_success_rate"] = await evaluate_greedy(
+                        env, reward, gateway, spec.model, versions.name(step), tasks, eval_seeds, config, concurrency)
+                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
+                            "rollouts_redone": float(rolled.redone),
+                            # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
+                            "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))} | baseline
+                baseline = {}  # recorded once, with the first step
+                await ctx.complete_step(step, metrics, learner.save)
+        except StepInterrupted:
+            return   # stopped while the env service was down: the last completed step stands
+        finally:
+            await pipeline.close()
+            await versions.unload_all()

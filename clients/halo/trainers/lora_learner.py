@@ -28,6 +28,7 @@ merged patches (it does when the renderer used the same image processor).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import json
 import math
@@ -45,9 +46,10 @@ import torch
 from halo.client.policy import PolicyClient
 from halo.errors import FailedPrecondition, InvalidArgument
 from halo.trainers.advantages import step_metrics
+from halo.trainers.async_rollouts import AsyncSettings, RolloutPipeline, StepRollouts, admit
 from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
-from halo.trainers.vllm_rollout import GatewayGroupBuilder, GatewayPolicy, rollout_batch
+from halo.trainers.vllm_rollout import GatewayGroupBuilder, GatewayPolicy, SampleClock, rollout_batch
 
 DEFAULT_TARGET_MODULES = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
@@ -465,11 +467,15 @@ async def train_local_lora(ctx: Any) -> None:
                                  num_batches=spec.total_steps, seed=spec.seed, config=task)
     min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
     strategy = MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)), max_retries=int(extra.get("env_retries", 0)))
-    publisher = AdapterPublisher(ctx, serve_route)
+    settings = AsyncSettings.from_extra(extra)
+    if settings.max_staleness and sampler != "vllm":
+        raise InvalidArgument("--max-staleness needs the rollouts sampled through vLLM (extra.serve_route): "
+                              "in-process generate() shares the learner's weights, so it cannot run ahead of them")
+    publisher = AdapterPublisher(ctx, serve_route, keep_loaded=settings.max_staleness + 1)
     try:
         policy = _rollout_policy(ctx, learner, sampler, serve_route, task, publisher)
         await publisher.publish(learner, ctx.start_step)   # the route serves the run's weights from the start
-        await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher)
+        await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher, settings)
     finally:
         await publisher.close()
 
@@ -493,13 +499,16 @@ class AdapterPublisher:
     """Pushes the learner's adapter to a gateway route after each step (vLLM's runtime LoRA loading),
     each version under its own name (`run-<run_id>-v<step>`), the previous one unloaded after."""
 
-    KEEP = 2   # serving folders kept: the one loaded and the one before (vLLM has read it by then)
-
-    def __init__(self, ctx: Any, route: str) -> None:
+    def __init__(self, ctx: Any, route: str, keep_loaded: int = 1) -> None:
         self.route, self.prefix = route, f"run-{ctx.run_id}"
         self.folder = Path(ctx.run_dir) / "serving"
         self.current = ""           # the adapter name the route serves the run's weights under
         self.version = -1
+        # versions kept loaded: 1 when synchronous, K+1 with --max-staleness K (a step in flight
+        # samples from a version at most K behind the newest; none is unloaded under it)
+        self.keep_loaded = max(1, keep_loaded)
+        self.loaded: list[str] = []
+        self.keep_folders = self.keep_loaded + 1   # plus the one before (vLLM has read it by then)
         self.gateway = None
         if route:
             services = ctx.services
@@ -514,14 +523,15 @@ class AdapterPublisher:
         started = time.perf_counter()
         adapter = await asyncio.to_thread(learner.save_adapter, self.folder / f"step-{step:06d}")
         saved = time.perf_counter()
-        name, previous = self.name(step), self.current
+        name = self.name(step)
         await self.gateway.load_adapter(self.route, name, path=str(adapter.resolve()))
         loaded = time.perf_counter()
         self.current, self.version = name, step
-        if previous and previous != name:
-            await self.gateway.unload_adapter(self.route, previous)
+        self.loaded = [n for n in self.loaded if n != name] + [name]
+        while len(self.loaded) > self.keep_loaded:
+            await self.gateway.unload_adapter(self.route, self.loaded.pop(0))
         unloaded = time.perf_counter()
-        for old in sorted(self.folder.glob("step-*"))[:-self.KEEP]:
+        for old in sorted(self.folder.glob("step-*"))[:-self.keep_folders]:
             shutil.rmtree(old, ignore_errors=True)
         return {"adapter_publish_s": time.perf_counter() - started, "adapter_save_s": saved - started,
                 "adapter_load_s": loaded - saved, "adapter_unload_s": unloaded - loaded}
@@ -529,55 +539,79 @@ class AdapterPublisher:
     async def close(self) -> None:
         if self.gateway is None:
             return
-        try:
-            if self.current:
-                await self.gateway.unload_adapter(self.route, self.current)
-        except Exception:
-            pass  # the gateway (or its vLLM) may be gone; the adapter dies with it
+        for name in self.loaded:
+            try:
+                await self.gateway.unload_adapter(self.route, name)
+            except Exception:
+                pass  # the gateway (or its vLLM) may be gone; the adapter dies with it
         await self.gateway.close()
 
 
 async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, dataset, strategy,
-                                  publisher: AdapterPublisher) -> None:
+                                  publisher: AdapterPublisher, settings: AsyncSettings) -> None:
+    """The step loop; with `settings.max_staleness` K > 0 (vLLM sampling only) the rollouts of the next
+    K steps run through vLLM while this step learns (halo.trainers.async_rollouts), each step on its
+    own GatewayPolicy sampling the adapter version that was newest when it started."""
     from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
     from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
 
     spec = ctx.spec
     through_gateway = isinstance(policy, GatewayPolicy)
-    for step in range(ctx.start_step + 1, spec.total_steps + 1):
-        if ctx.stop_requested():
-            return
-        started = time.perf_counter()
+
+    async def roll(step: int, version: int, limit) -> tuple[tuple, int]:
         builders = dataset.get_batch(step - 1)
+        step_policy = policy
         if through_gateway:
-            policy.clear()
-            policy.use(publisher.current, publisher.version)   # the weights of the step before
-            builders = [GatewayGroupBuilder(b, policy) for b in builders]
-        results = await rollout_batch(builders, policy, strategy)
-        if through_gateway and policy.failure is not None:
+            if settings.max_staleness:   # steps in flight never share a policy's pending prompts or clock
+                step_policy = dataclasses.replace(policy, seed=spec.seed * 7_919 + step, clock=SampleClock(),
+                                                  failure=None, _pending={}, _calls=0)
+            step_policy.clear()
+            step_policy.use(publisher.name(version), version)   # the weights of step `version`
+            builders = [GatewayGroupBuilder(b, step_policy) for b in builders]
+        results = await rollout_batch(builders, step_policy, strategy)
+        if through_gateway and step_policy.failure is not None:
             # the sampler failed, not the environment: no step is recorded, the last checkpoint stays
-            raise policy.failure
-        rolled = time.perf_counter()
-        kept = [(b, g) for b, g in zip(builders, results) if g is not None]
-        metrics = step_metrics([b.summaries() for b in builders])
-        if through_gateway:
-            versions = policy.resolve([g for _, g in kept])
-            if versions:
-                metrics |= {"adapter_version_min": float(min(versions)), "adapter_version_max": float(max(versions))}
-        if kept:
-            groups = [g for _, g in kept]
-            data, _ = assemble_training_data(groups, compute_advantages(groups))
-            result = await asyncio.to_thread(learner.forward_backward, data, spec.loss_fn, loss_fn_config_for(spec))
-            optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
-            metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
-            metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
-        learned = time.perf_counter()
-        sampled = policy.clock.reset()
-        rollout_s = rolled - started
-        metrics |= sampled | {
-            "time/rollout_s": rollout_s, "time/env_s": max(0.0, rollout_s - sampled["time/sample_s"]),
-            "time/learn_s": learned - rolled,
-            "sample_tokens_per_s": sampled["sampled_tokens"] / sampled["time/sample_s"] if sampled["time/sample_s"] else 0.0,
-        }
-        metrics |= await publisher.publish(learner, step)
-        await ctx.complete_step(step, {k: float(v) for k, v in metrics.items()}, learner.save)
+            raise step_policy.failure
+        return (builders, results, step_policy), 0
+
+    pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: publisher.version, slots=1)
+    if settings.max_staleness:
+        ctx.log(settings.describe())
+    try:
+        async for rolled in pipeline.steps(ctx.stop_requested):
+            step, started = rolled.step, rolled.asked_at
+            builders, results, step_policy = rolled.groups
+            rolled_at = time.perf_counter()
+            kept = [(b, g) for b, g in zip(builders, results) if g is not None]
+            metrics = step_metrics([b.summaries() for b in builders])
+            if through_gateway:
+                versions = step_policy.resolve([g for _, g in kept])
+                if versions:
+                    metrics |= {"adapter_version_min": float(min(versions)), "adapter_version_max": float(max(versions))}
+            admitted = admit(StepRollouts(step, rolled.version, kept), step - 1, settings,
+                             version_of=lambda _: [rolled.version], kept_of=lambda bg: len(bg[1].trajectories_G))
+            kept = admitted.groups
+            update_started = time.time()
+            if kept:
+                groups = [g for _, g in kept]
+                data, _ = assemble_training_data(groups, compute_advantages(groups))
+                result = await asyncio.to_thread(learner.forward_backward, data, spec.loss_fn, loss_fn_config_for(spec))
+                optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
+                metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
+                metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
+            learned = time.perf_counter()
+            sampled = step_policy.clock.reset()
+            rollout_s = rolled.finished_at - rolled.started_at   # that step's own rollouts (they may overlap)
+            metrics |= sampled | {
+                "time/rollout_s": rollout_s, "time/env_s": max(0.0, rollout_s - sampled["time/sample_s"]),
+                "time/learn_s": learned - rolled_at, "step_s": learned - started,
+                "sample_tokens_per_s": sampled["sampled_tokens"] / sampled["time/sample_s"] if sampled["time/sample_s"] else 0.0,
+            }
+            metrics |= await publisher.publish(learner, step)
+            if settings.max_staleness:
+                pipeline.start(learner_version=step)   # the step K ahead starts on the new adapter
+            metrics |= pipeline.metrics(rolled, admitted, update_started, time.time())
+            metrics["step_s"] = time.perf_counter() - started
+            await ctx.complete_step(step, {k: float(v) for k, v in metrics.items()}, learner.save)
+    finally:
+        await pipeline.close()

@@ -25,7 +25,7 @@ if _version_not_supported:
     )
 
 
-class PolicyGatewayStub:
+class PolicyGatewayServiceStub:
     """Errors: NOT_FOUND for an unknown model route or adapter; INVALID_ARGUMENT for a request without
     an input or with n = 0 > limits; UNAVAILABLE when the backend is down (after retries);
     DEADLINE_EXCEEDED when it is too slow; RESOURCE_EXHAUSTED when its concurrency limit is full.
@@ -38,38 +38,38 @@ class PolicyGatewayStub:
             channel: A grpc.Channel.
         """
         self.Sample = channel.unary_unary(
-                '/halo.v1.PolicyGateway/Sample',
+                '/halo.v1.PolicyGatewayService/Sample',
                 request_serializer=halo_dot_v1_dot_policy__pb2.SampleRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.SampleResponse.FromString,
                 _registered_method=True)
         self.Critique = channel.unary_unary(
-                '/halo.v1.PolicyGateway/Critique',
+                '/halo.v1.PolicyGatewayService/Critique',
                 request_serializer=halo_dot_v1_dot_policy__pb2.CritiqueRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.CritiqueResponse.FromString,
                 _registered_method=True)
         self.Judge = channel.unary_unary(
-                '/halo.v1.PolicyGateway/Judge',
+                '/halo.v1.PolicyGatewayService/Judge',
                 request_serializer=halo_dot_v1_dot_policy__pb2.JudgeRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.JudgeResponse.FromString,
                 _registered_method=True)
         self.LoadAdapter = channel.unary_unary(
-                '/halo.v1.PolicyGateway/LoadAdapter',
+                '/halo.v1.PolicyGatewayService/LoadAdapter',
                 request_serializer=halo_dot_v1_dot_policy__pb2.LoadAdapterRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.LoadAdapterResponse.FromString,
                 _registered_method=True)
         self.UnloadAdapter = channel.unary_unary(
-                '/halo.v1.PolicyGateway/UnloadAdapter',
+                '/halo.v1.PolicyGatewayService/UnloadAdapter',
                 request_serializer=halo_dot_v1_dot_policy__pb2.UnloadAdapterRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.UnloadAdapterResponse.FromString,
                 _registered_method=True)
         self.ListModels = channel.unary_unary(
-                '/halo.v1.PolicyGateway/ListModels',
+                '/halo.v1.PolicyGatewayService/ListModels',
                 request_serializer=halo_dot_v1_dot_policy__pb2.ListModelsRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_policy__pb2.ListModelsResponse.FromString,
                 _registered_method=True)
 
 
-class PolicyGatewayServicer:
+class PolicyGatewayServiceServicer:
     """Errors: NOT_FOUND for an unknown model route or adapter; INVALID_ARGUMENT for a request without
     an input or with n = 0 > limits; UNAVAILABLE when the backend is down (after retries);
     DEADLINE_EXCEEDED when it is too slow; RESOURCE_EXHAUSTED when its concurrency limit is full.
@@ -118,7 +118,7 @@ class PolicyGatewayServicer:
         raise NotImplementedError('Method not implemented!')
 
 
-def add_PolicyGatewayServicer_to_server(servicer, server):
+def add_PolicyGatewayServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Sample': grpc.unary_unary_rpc_method_handler(
                     servicer.Sample,
@@ -152,13 +152,13 @@ def add_PolicyGatewayServicer_to_server(servicer, server):
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'halo.v1.PolicyGateway', rpc_method_handlers)
+            'halo.v1.PolicyGatewayService', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('halo.v1.PolicyGateway', rpc_method_handlers)
+    server.add_registered_method_handlers('halo.v1.PolicyGatewayService', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class PolicyGateway:
+class PolicyGatewayService:
     """Errors: NOT_FOUND for an unknown model route or adapter; INVALID_ARGUMENT for a request without
     an input or with n = 0 > limits; UNAVAILABLE when the backend is down (after retries);
     DEADLINE_EXCEEDED when it is too slow; RESOURCE_EXHAUSTED when its concurrency limit is full.
@@ -178,7 +178,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/Sample',
+            '/halo.v1.PolicyGatewayService/Sample',
             halo_dot_v1_dot_policy__pb2.SampleRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.SampleResponse.FromString,
             options,
@@ -205,7 +205,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/Critique',
+            '/halo.v1.PolicyGatewayService/Critique',
             halo_dot_v1_dot_policy__pb2.CritiqueRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.CritiqueResponse.FromString,
             options,
@@ -232,7 +232,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/Judge',
+            '/halo.v1.PolicyGatewayService/Judge',
             halo_dot_v1_dot_policy__pb2.JudgeRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.JudgeResponse.FromString,
             options,
@@ -259,7 +259,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/LoadAdapter',
+            '/halo.v1.PolicyGatewayService/LoadAdapter',
             halo_dot_v1_dot_policy__pb2.LoadAdapterRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.LoadAdapterResponse.FromString,
             options,
@@ -286,7 +286,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/UnloadAdapter',
+            '/halo.v1.PolicyGatewayService/UnloadAdapter',
             halo_dot_v1_dot_policy__pb2.UnloadAdapterRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.UnloadAdapterResponse.FromString,
             options,
@@ -313,7 +313,7 @@ class PolicyGateway:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/halo.v1.PolicyGateway/ListModels',
+            '/halo.v1.PolicyGatewayService/ListModels',
             halo_dot_v1_dot_policy__pb2.ListModelsRequest.SerializeToString,
             halo_dot_v1_dot_policy__pb2.ListModelsResponse.FromString,
             options,

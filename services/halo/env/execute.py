@@ -17,7 +17,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from halo.agent import actions as A
 from halo.errors import quoted
-from halo.env.navigation import settle, watcher_for
+from halo.env.navigation import mark_requests, settle, watcher_for
 from halo.env.observe import BID_ATTRIBUTE
 from halo.env.urlpolicy import UrlPolicy
 
@@ -61,11 +61,42 @@ async def _element(page: Page, bid: str):
     return locator.first
 
 
-_OPENS_TAB = "el => { const a = el.closest('a[href]'); return !!a && a.target === '_blank'; }"
-_OPENS_TAB_AT = (
-    "([x, y]) => { const el = document.elementFromPoint(x, y); const a = el && el.closest('a[href]');"
-    " return !!a && a.target === '_blank'; }"
+# Before a left click, in the page: does it open a new tab (a target=_blank link)? And, on a native
+# drop-down (a <select> without `multiple` or `size`), keep the press from opening Chromium's
+# popup list: the trusted mousedown / mouseup / click still reach the page and the select gets
+# the focus. Why: before it acknowledges that mousedown, Chromium builds the popup (a widget of
+# its own, shown through the browser process, a document laying out every option, its own
+# compositor frame), which made a select the slowest thing to click (3-4 times a button's
+# dispatch when idle) and the one click that crossed the 3 s action timeout on a loaded machine.
+# The agent never sees that popup (headless screenshots show the page only); the options are in
+# the observation and `select_option` chooses one.
+# Resolves to [opens a tab, popup suppressed]; `_END_CLICK` takes the suppression off again.
+_PREPARE_CLICK = """(el, left) => {
+  let guarded = false;
+  if (left && el.tagName === "SELECT" && !el.multiple && el.size <= 1) {
+    const keepClosed = (e) => { e.preventDefault(); el.focus(); };
+    el.addEventListener("mousedown", keepClosed, true);
+    window.__haloEndClick = () => el.removeEventListener("mousedown", keepClosed, true);
+    guarded = true;
+  }
+  const a = el.closest("a[href]");
+  return [!!a && a.target === "_blank", guarded];
+}"""
+_PREPARE_CLICK_AT = (
+    "([x, y, left]) => { const el = document.elementFromPoint(x, y); if (!el) return [false, false];"
+    f" return ({_PREPARE_CLICK})(el, left); }}"
 )
+_END_CLICK = "() => { if (window.__haloEndClick) { window.__haloEndClick(); delete window.__haloEndClick; } }"
+
+
+@contextlib.asynccontextmanager
+async def _native_popup_kept_closed(page: Page, guarded: bool):
+    try:
+        yield
+    finally:
+        if guarded:
+            with contextlib.suppress(PlaywrightError):   # a click that navigated took the listener with the page
+                await page.evaluate(_END_CLICK)
 
 
 @contextlib.asynccontextmanager
@@ -85,6 +116,7 @@ async def _maybe_new_tab(page: Page, expected: bool, limits: ExecLimits):
 
 async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
     ended_before = watcher_for(page).ended
+    await mark_requests(page)
     try:
         await _execute(page, action, policy, limits)
     except PlaywrightTimeout as exc:
@@ -107,13 +139,15 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
     match action:
         case A.ClickAt(point=point, button=button, click_count=count):
             clicks, (x, y) = _clicks(count), _pixels(page, point)
-            opens_tab = await page.evaluate(_OPENS_TAB_AT, [x, y])
-            async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
+            left = button == A.MouseButton.LEFT
+            opens_tab, guarded = await page.evaluate(_PREPARE_CLICK_AT, [x, y, left])
+            async with _native_popup_kept_closed(page, guarded), _maybe_new_tab(page, opens_tab and left, limits):
                 await page.mouse.click(x, y, button=_BUTTONS[button], click_count=clicks)
         case A.ClickElement(bid=bid, button=button, click_count=count):
             clicks, el = _clicks(count), await _element(page, bid)
-            opens_tab = await el.evaluate(_OPENS_TAB)
-            async with _maybe_new_tab(page, opens_tab and button == A.MouseButton.LEFT, limits):
+            left = button == A.MouseButton.LEFT
+            opens_tab, guarded = await el.evaluate(_PREPARE_CLICK, left)
+            async with _native_popup_kept_closed(page, guarded), _maybe_new_tab(page, opens_tab and left, limits):
                 # no_wait_after: the click is done once dispatched; a navigation it starts is
                 # `settle`'s to wait for, under the navigation timeout. Left to Playwright, that
                 # wait counts against the action timeout, and a click that happened is reported

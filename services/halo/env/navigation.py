@@ -12,6 +12,14 @@ a navigation starts, and a form's `submit` event fires before the submission's n
 runs. `TRACKER_JS` (an init script in every context of the pool) records both; `settle` asks the
 page after the action, waits in the page for a submission still to turn into a navigation, and
 then waits for Chromium to commit the new document and load it.
+
+The same holds for the requests a page's own scripts send (`fetch`, `XMLHttpRequest`): a drop
+handler that POSTs to the site and then updates the page leaves both the site's state and the
+page unchanged when the action returns. Under load the env read the state (`/finish`) before the
+POST had reached the server, and the playground's drag oracle scored 0 in the eight-session
+isolation test. The tracker counts the page's in-flight requests; when an action starts no
+navigation, `settle` waits in the page for the requests that were in flight once the action's
+input had been handled, and for the page's handler of their answers to run.
 """
 
 from __future__ import annotations
@@ -26,9 +34,27 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 TRACKER_JS = """
 (() => {
   if (window.__haloNavigation) return;
-  const tracker = window.__haloNavigation = { started: [], submits: [] };
+  const tracker = window.__haloNavigation = { started: [], submits: [], requests: 0, mark: 0, inflight: new Set() };
   if (window.navigation) window.navigation.addEventListener("navigate", (e) => tracker.started.push(e));
   window.addEventListener("submit", (e) => tracker.submits.push(e));
+  // the page's own requests, each by number while it is in flight (answered, failed or aborted ends it)
+  const begin = () => { const id = ++tracker.requests; tracker.inflight.add(id); return id; };
+  const end = (id) => tracker.inflight.delete(id);
+  const fetch = window.fetch;
+  if (fetch) window.fetch = function (...args) {
+    const id = begin();
+    try {
+      const answer = fetch.apply(this, args);
+      answer.then(() => end(id), () => end(id));
+      return answer;
+    } catch (e) { end(id); throw e; }
+  };
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    const id = begin();
+    this.addEventListener("loadend", () => end(id), { once: true });
+    try { return send.apply(this, args); } catch (e) { end(id); throw e; }
+  };
 })();
 """
 
@@ -54,6 +80,27 @@ async (waitMs) => {
   tracker.started.length = 0;
   tracker.submits.length = 0;
   return leaving;
+}
+"""
+
+# Before an action: requests in flight now are the page's own business (a long poll), not the action's.
+_MARK_JS = "() => { const t = window.__haloNavigation; if (t) t.mark = t.requests; }"
+
+# Resolves once every request the page started since the mark and had in flight when called has
+# ended (those it starts meanwhile are not waited for: a page that polls must not hold the action)
+# and the page's handlers of their answers have had their turn, or after `waitMs`; to the number
+# still pending.
+_REQUESTS_JS = """
+async (waitMs) => {
+  const tracker = window.__haloNavigation;
+  if (!tracker || !tracker.inflight) return 0;
+  const turn = () => new Promise((r) => setTimeout(r, 0));
+  const waiting = [...tracker.inflight].filter((id) => id > tracker.mark);
+  const pending = () => waiting.filter((id) => tracker.inflight.has(id)).length;
+  const deadline = performance.now() + waitMs;
+  while (pending() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  await turn();   // `await fetch(...)` continuations run before the observation
+  return pending();
 }
 """
 
@@ -116,8 +163,15 @@ def watcher_for(page: Page) -> NavigationWatcher:
     return watcher
 
 
+async def mark_requests(page: Page) -> None:
+    """Before an action: the page's requests in flight now are not the action's to wait for."""
+    with contextlib.suppress(PlaywrightError):   # a page that is going away has nothing to mark
+        await page.evaluate(_MARK_JS)
+
+
 async def settle(page: Page, ended_before: int, navigation_timeout_ms: float) -> None:
-    """Let a navigation the action started commit and reach 'load' (no-op when none did)."""
+    """Let a navigation the action started commit and reach 'load'; when it started none, let the
+    requests it made the page send (since `mark_requests`) be answered and handled."""
     watcher = watcher_for(page)
     try:
         leaving = await page.evaluate(_LEAVING_JS, SUBMIT_GRACE_MS)
@@ -127,5 +181,8 @@ async def settle(page: Page, ended_before: int, navigation_timeout_ms: float) ->
         leaving = True    # the document went away under us: a navigation is under way
     if leaving or watcher.requested:
         await watcher.ended_after(ended_before, navigation_timeout_ms / 1000)
+    else:
+        with contextlib.suppress(PlaywrightError):   # the document went away meanwhile: nothing to wait for
+            await page.evaluate(_REQUESTS_JS, navigation_timeout_ms)
     with contextlib.suppress(PlaywrightTimeout, PlaywrightError):
         await page.wait_for_load_state("load", timeout=navigation_timeout_ms)

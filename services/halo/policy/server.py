@@ -38,7 +38,7 @@ def _action_format(value: int) -> ActionFormat | None:
         raise InvalidArgument(f"unknown action_format {value}") from None
 
 
-class PolicyGatewayServicer(rpc.PolicyGatewayServicer):
+class GatewayServicer(rpc.PolicyGatewayServiceServicer):
     def __init__(self, gateway: PolicyGateway) -> None:
         self.gateway = gateway
 
@@ -114,6 +114,6 @@ def build_service(settings: GatewaySettings, config: GatewayConfig | None = None
     """`config` replaces the YAML (tests); `backends` replaces built backends by route name."""
     config = (config or load_gateway_config(settings.config)).only(settings.only_routes)
     gateway = PolicyGateway(config, backends)
-    return grpc_service("gateway", pb.DESCRIPTOR.services_by_name["PolicyGateway"], rpc.add_PolicyGatewayServicer_to_server,
-                        PolicyGatewayServicer(gateway), gateway,
+    return grpc_service("gateway", pb.DESCRIPTOR.services_by_name["PolicyGatewayService"], rpc.add_PolicyGatewayServiceServicer_to_server,
+                        GatewayServicer(gateway), gateway,
                         on_start=lambda: gateway.start(settings.health_interval_s), on_stop=gateway.close)

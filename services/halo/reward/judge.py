@@ -1,4 +1,4 @@
-"""LLM-judge evals through the policy gateway's Judge route (halo.v1.PolicyGateway/Judge).
+"""LLM-judge evals through the policy gateway's Judge route (halo.v1.PolicyGatewayService/Judge).
 
 The reward service never talks to an LLM itself: the gateway owns model routes, keys and
 retries. A judge that cannot be reached is not a task failure: it raises Unavailable (the caller
@@ -31,10 +31,10 @@ class Judge(Protocol):
 
 
 class GatewayJudge(ServiceClient):
-    """A small client of the generated PolicyGateway stub, for its Judge rpc only."""
+    """A small client of the generated PolicyGatewayService stub, for its Judge rpc only."""
 
-    stub_class = rpc.PolicyGatewayStub
-    stub: rpc.PolicyGatewayStub
+    stub_class = rpc.PolicyGatewayServiceStub
+    stub: rpc.PolicyGatewayServiceStub
 
     def __init__(self, target: str, *, model: str = "", token: str = "", timeout_s: float = 60.0, tls_ca: str = "") -> None:
         super().__init__(target, token=token, timeout_s=timeout_s, tls_ca=tls_ca)

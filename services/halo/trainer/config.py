@@ -13,7 +13,7 @@ class TrainerSettings(ServiceSettings):
 
     port: int = Field(50055, description="gRPC port (0 picks a free one)")
     runs_dir: str = Field("runs", description="folder holding every run (specs, events, metrics, checkpoints)")
-    env_target: str = Field("127.0.0.1:50051", description="env service host:port")
+    env_target: str = Field("127.0.0.1:50051", description="env service host:port, or a fleet of replicas: host:port,host:port or fleet://name:port (halo.client.fleet)")
     reward_target: str = Field("127.0.0.1:50052", description="reward service host:port")
     gateway_target: str = Field("127.0.0.1:50053", description="policy gateway host:port")
     service_token: str = Field("", description="bearer token for calls to the other services")

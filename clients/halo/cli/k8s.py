@@ -1,0 +1,319 @@
+"""The kustomize tree deploy/k8s/, rendered from deploy/services.yaml (`halo deploy render`).
+
+    deploy/k8s/base/           every service of the default compose profile: a Deployment (or a
+                               StatefulSet) + Service each, PVCs, ConfigMaps, Prometheus' RBAC,
+                               PodDisruptionBudgets, the env fleet's KEDA ScaledObject
+    deploy/k8s/overlays/cpu/   base, gateway serving only the embedded policy
+    deploy/k8s/overlays/gpu/   base + vLLM on one nvidia.com/gpu of the GPU node pool
+
+The env service is a fleet: a Deployment behind a headless Service, so `fleet://env:50051`
+resolves to every ready pod and halo.client.fleet places and pins sessions (no load balancer). A
+pod that drains (SIGTERM: health NOT_SERVING, readiness fails) leaves the DNS answer and takes no
+new sessions. The fleet scales on sessions in use, not memory: Chromium's memory only grows while
+a context lives, so a memory target keeps a memory-based autoscaler at its maximum.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from halo.cli.deployspec import (
+    REPO_ROOT, Description, Placement, ServiceSpec, load, render_file, rendered_files, service_args, service_environment,
+)
+
+K8S_ROOT = REPO_ROOT / "deploy" / "k8s"
+_HEADER = "# GENERATED from deploy/services.yaml by `halo deploy render` (halo.cli.k8s): edit that file, not this one.\n"
+_APP = "app.kubernetes.io/name"
+_PART = {_APP: "", "app.kubernetes.io/part-of": "halo"}
+_IMAGE_USERS = {"prometheus": 65534, "grafana": 472}   # uid/gid the prom/prometheus and grafana images run as
+
+
+def k8s_placement(desc: Description) -> Placement:
+    """Service DNS names in the namespace; the env fleet as a fleet target (halo.client.fleet)."""
+    return Placement(
+        hosts={n: n for n in desc.services},
+        ports={n: s.port for n, s in desc.services.items()},
+        metrics_ports={n: s.metrics_port for n, s in desc.services.items() if s.metrics_port is not None},
+        bind="0.0.0.0",
+        volumes=dict(desc.volumes),
+        configs={"prometheus": "/etc/prometheus/prometheus.yml", **{n: f.path for n, f in desc.configs().items()}},
+        log_format="json",
+    )
+
+
+def _labels(name: str) -> dict[str, str]:
+    return {**_PART, _APP: name}
+
+
+def _meta(name: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "labels": _labels(name), **extra}
+
+
+def _default(arg: str) -> str:
+    """`${VAR:-default}` (compose's substitution) -> default: a manifest has no shell around it."""
+    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", arg)
+
+
+def _probe(svc: ServiceSpec, port: int, service: str) -> dict[str, Any]:
+    if svc.protocol == "grpc":    # native gRPC probes (Kubernetes >= 1.27): the services' gRPC health
+        return {"grpc": {"port": port, "service": service}}
+    return {"httpGet": {"path": svc.health, "port": port}}
+
+
+def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    svc, kube = desc.services[name], desc.services[name].kubernetes
+    container: dict[str, Any] = {"name": name}
+    volumes: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    if svc.is_halo:
+        container["image"] = f"{desc.image.name}-{svc.stage}:latest"
+        container["command"] = ["halo", "serve", svc.serve]
+        env = service_environment(desc, name, where)
+        if name == "trainer":   # the trainer reaches the env fleet, not one env pod
+            env[f"{svc.env_prefix}ENV_TARGET"] = f"fleet://env:{where.ports['env']}"
+        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    else:
+        container["image"] = svc.image
+        if svc.args:
+            container["args"] = [_default(a) for a in service_args(desc, name, where)]
+    ports = [{"name": "grpc" if svc.protocol == "grpc" else "http", "containerPort": svc.port}]
+    if svc.metrics_port is not None:
+        ports.append({"name": "metrics", "containerPort": svc.metrics_port})
+    container["ports"] = ports
+    resources: dict[str, Any] = {"requests": {"cpu": kube.cpu, "memory": kube.memory}}
+    if kube.memory_limit:
+        resources["limits"] = {"memory": kube.memory_limit}
+    if kube.gpus:
+        resources["requests"]["nvidia.com/gpu"] = kube.gpus
+        resources.setdefault("limits", {})["nvidia.com/gpu"] = kube.gpus
+    container["resources"] = resources
+    # startup: up to 5 min (Chromium, model weights; vLLM 20 min); readiness: serving now (a draining
+    # pod leaves the Service at once, so the fleet places nothing there); liveness: patient
+    container["startupProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 120 if kube.gpus else 30}
+    container["readinessProbe"] = {**_probe(svc, svc.port, svc.grpc_service), "periodSeconds": 5, "failureThreshold": 2}
+    container["livenessProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 6}
+    for volume in svc.volumes:
+        mounts.append({"name": volume, "mountPath": desc.volumes[volume]})
+        if not (kube.workload == "StatefulSet"):
+            volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": volume}})
+    for config_name, spec in svc.files.items():
+        mounts.append({"name": f"{config_name}-config", "mountPath": spec.path, "subPath": Path(spec.path).name, "readOnly": True})
+        volumes.append({"name": f"{config_name}-config", "configMap": {"name": f"{config_name}-config"}})
+    if name == "prometheus":
+        mounts.append({"name": "prometheus-config", "mountPath": "/etc/prometheus", "readOnly": True})
+        volumes.append({"name": "prometheus-config", "configMap": {"name": "prometheus-config"}})
+    if name == "grafana":
+        for cm, path in (("grafana-datasources", "/etc/grafana/provisioning/datasources"),
+                         ("grafana-dashboard-provider", "/etc/grafana/provisioning/dashboards"),
+                         ("grafana-dashboards", "/var/lib/grafana/dashboards")):
+            mounts.append({"name": cm, "mountPath": path, "readOnly": True})
+            volumes.append({"name": cm, "configMap": {"name": cm}})
+        container["env"] = [{"name": k, "value": v} for k, v in svc.compose.get("environment", {}).items()
+                            if not v.startswith("${")]
+    if name == "vllm":
+        # the trainer writes each step's adapter under runs/; vLLM loads it from the same path
+        mounts.append({"name": "runs", "mountPath": desc.volumes["runs"], "readOnly": True})
+        volumes.append({"name": "runs", "persistentVolumeClaim": {"claimName": "runs", "readOnly": True}})
+        container["env"] = [{"name": k, "value": _default(v)} for k, v in svc.compose.get("environment", {}).items()]
+    if kube.shm:
+        mounts.append({"name": "shm", "mountPath": "/dev/shm"})
+        volumes.append({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": kube.shm}})
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container, volumes
+
+
+def _workload(desc: Description, name: str, where: Placement, node_selector: dict[str, str]) -> list[dict[str, Any]]:
+    svc, kube = desc.services[name], desc.services[name].kubernetes
+    container, volumes = _container(desc, name, where)
+    annotations = {"prometheus.io/scrape": "true",
+                   "prometheus.io/port": str(svc.metrics_port if svc.metrics_port is not None else svc.port),
+                   "prometheus.io/path": svc.metrics_path or "/metrics"}
+    if kube.sizing:
+        annotations["halo/sizing"] = " ".join(kube.sizing.split())
+    pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 60 if kube.fleet else 30}
+    if name == "prometheus":
+        pod["serviceAccountName"] = "prometheus"
+    if name in _IMAGE_USERS:   # third-party images run as their own user: let it write its volume
+        pod["securityContext"] = {"fsGroup": _IMAGE_USERS[name]}
+    if volumes:
+        pod["volumes"] = volumes
+    if kube.gpus:
+        pod["nodeSelector"] = dict(node_selector)
+        pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    spec: dict[str, Any] = {
+        "replicas": kube.replicas,
+        "selector": {"matchLabels": {_APP: name}},
+        "template": {"metadata": {"labels": _labels(name), "annotations": annotations}, "spec": pod},
+    }
+    if kube.workload == "StatefulSet":
+        storage = desc.kubernetes.storage
+        spec["serviceName"] = f"{name}-pods"
+        spec["volumeClaimTemplates"] = [{
+            "metadata": {"name": v},
+            "spec": {"accessModes": [storage[v]["access"]], "resources": {"requests": {"storage": storage[v]["size"]}}},
+        } for v in svc.volumes]
+    elif svc.volumes and not kube.fleet:
+        spec["strategy"] = {"type": "Recreate"}   # a ReadWriteOnce claim cannot be held by two pods at once
+    objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": _meta(name), "spec": spec}]
+    ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["name"]} for p in container["ports"]]
+    if name == "env":
+        # headless: the name resolves to every ready pod; the fleet client does the placing
+        objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
+                        "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
+    elif kube.workload == "StatefulSet":
+        # the governing headless Service (one DNS name per replica), and the one the env pods use:
+        # ClientIP affinity keeps one env pod's browser sessions, and their state, on one replica
+        objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(f"{name}-pods"),
+                        "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
+        objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
+                        "spec": {"selector": {_APP: name}, "ports": ports, "sessionAffinity": "ClientIP",
+                                 "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}}}})
+    else:
+        objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
+                        "spec": {"selector": {_APP: name}, "ports": ports}})
+    if kube.max_unavailable is not None:
+        objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(name),
+                        "spec": {"maxUnavailable": kube.max_unavailable, "selector": {"matchLabels": {_APP: name}}}})
+    if kube.autoscale is not None:
+        scale = kube.autoscale
+        objects.append({
+            "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(name),
+            "spec": {
+                "scaleTargetRef": {"name": name},
+                "minReplicaCount": scale.min, "maxReplicaCount": scale.max,
+                "pollingInterval": 15, "cooldownPeriod": 300,
+                "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {
+                    # a removed pod takes its sessions with it (env failures, retried elsewhere): go down slowly
+                    "scaleDown": {"stabilizationWindowSeconds": 600, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]},
+                }}},
+                "triggers": [{"type": "prometheus", "metadata": {
+                    "serverAddress": f"http://prometheus.{desc.kubernetes.namespace}.svc:{desc.services['prometheus'].port}",
+                    "query": scale.metric, "threshold": str(scale.per_replica),
+                }}],
+            },
+        })
+    return objects
+
+
+def _prometheus_config(desc: Description) -> dict[str, Any]:
+    """Every pod that carries prometheus.io/scrape, in the namespace: each env replica is its own target;
+    job = the pod's app name (the compose file's job names, which the dashboards select on)."""
+    return {
+        "global": {"scrape_interval": desc.prometheus.scrape_interval, "evaluation_interval": desc.prometheus.evaluation_interval},
+        "scrape_configs": [{
+            "job_name": "halo-pods",
+            "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [desc.kubernetes.namespace]}}],
+            "relabel_configs": [
+                {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_scrape"], "regex": "true", "action": "keep"},
+                {"source_labels": ["__meta_kubernetes_pod_phase"], "regex": "Running", "action": "keep"},
+                {"source_labels": ["__address__", "__meta_kubernetes_pod_annotation_prometheus_io_port"],
+                 "regex": "([^:]+)(?::\\d+)?;(\\d+)", "replacement": "$1:$2", "target_label": "__address__"},
+                {"source_labels": ["__meta_kubernetes_pod_annotation_prometheus_io_path"], "target_label": "__metrics_path__"},
+                {"source_labels": [f"__meta_kubernetes_pod_label_{_APP.replace('.', '_').replace('/', '_')}"], "target_label": "job"},
+                {"source_labels": ["__meta_kubernetes_pod_name"], "target_label": "instance"},
+            ],
+        }],
+    }
+
+
+def _config_map(name: str, data: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(name), "data": data}
+
+
+def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
+    where = k8s_placement(desc)
+    ns = desc.kubernetes.namespace
+    files: dict[str, list[dict[str, Any]]] = {
+        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {_APP: ns}}}],
+    }
+    stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" for v in s.volumes}
+    used = {v for n, s in desc.services.items() if not s.profiles for v in s.volumes} - stateful
+    storage = desc.kubernetes.storage
+    files["volumes.yaml"] = [{
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(v),
+        "spec": {"accessModes": [storage[v]["access"]], "resources": {"requests": {"storage": storage[v]["size"]}}},
+    } for v in desc.volumes if v in used]
+    for name, svc in desc.services.items():
+        if svc.profiles:
+            continue
+        files[f"{name}.yaml"] = _workload(desc, name, where, desc.kubernetes.gpu_node_selector)
+    for config_name, spec in desc.configs().items():
+        text = render_file(desc, config_name, where)
+        files[f"{config_name}-config.yaml"] = [_config_map(f"{config_name}-config", {Path(spec.path).name: text})]
+    files["prometheus-config.yaml"] = [
+        _config_map("prometheus-config", {"prometheus.yml": yaml.safe_dump(_prometheus_config(desc), sort_keys=False)}),
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("prometheus")},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta("prometheus"),
+         "rules": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta("prometheus"),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "prometheus"},
+         "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": ns}]},
+    ]
+    grafana = REPO_ROOT / "deploy" / "grafana"
+    files["grafana-config.yaml"] = [
+        _config_map("grafana-datasources", {"prometheus.yml": (grafana / "provisioning/datasources/prometheus.yml").read_text()}),
+        _config_map("grafana-dashboard-provider", {"halo.yml": (grafana / "provisioning/dashboards/halo.yml").read_text()}),
+        _config_map("grafana-dashboards", {p.name: p.read_text() for p in sorted((grafana / "dashboards").glob("*.json"))}),
+    ]
+    return files
+
+
+def _dump_all(objects: list[dict[str, Any]], note: str = "") -> str:
+    return _HEADER + note + "---\n".join(yaml.safe_dump(o, sort_keys=False, width=120) for o in objects)
+
+
+def _sizing_note(desc: Description, names: list[str]) -> str:
+    lines = []
+    for name in names:
+        kube = desc.services[name].kubernetes
+        if kube.sizing:
+            lines.append(f"# {name}: requests {kube.cpu} CPU, {kube.memory} memory. Where from: {' '.join(kube.sizing.split())}\n")
+    return "".join(lines)
+
+
+def rendered_k8s(desc: Description) -> dict[Path, str]:
+    """Every file of deploy/k8s/ (path -> text)."""
+    out: dict[Path, str] = {}
+    base = _base(desc)
+    for file, objects in base.items():
+        service = file.removesuffix(".yaml")
+        note = _sizing_note(desc, [service]) if service in desc.services else ""
+        out[K8S_ROOT / "base" / file] = _dump_all(objects, note)
+    out[K8S_ROOT / "base" / "kustomization.yaml"] = _HEADER + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "namespace": desc.kubernetes.namespace, "resources": sorted(base),
+    }, sort_keys=False)
+
+    gateway_only_embedded = {"patch": json.dumps([{"op": "add", "path": "/spec/template/spec/containers/0/env/-", "value": {
+        "name": f"{desc.services['gateway'].env_prefix}ONLY_ROUTES", "value": '["embedded"]'}}]),
+        "target": {"kind": "Deployment", "name": "gateway"}}
+    out[K8S_ROOT / "overlays" / "cpu" / "kustomization.yaml"] = _HEADER + (
+        "# kubectl apply -k deploy/k8s/overlays/cpu: no GPU; the gateway serves the embedded policy only\n"
+    ) + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "namespace": desc.kubernetes.namespace, "resources": ["../../base"], "patches": [gateway_only_embedded],
+    }, sort_keys=False)
+
+    where = k8s_placement(desc)
+    gpu_names = [n for n, s in desc.services.items() if "gpu" in s.profiles]
+    gpu_objects = [o for n in gpu_names for o in _workload(desc, n, where, desc.kubernetes.gpu_node_selector)]
+    out[K8S_ROOT / "overlays" / "gpu" / "vllm.yaml"] = _dump_all(gpu_objects, _sizing_note(desc, gpu_names))
+    out[K8S_ROOT / "overlays" / "gpu" / "kustomization.yaml"] = _HEADER + (
+        "# kubectl apply -k deploy/k8s/overlays/gpu: base + vLLM on one nvidia.com/gpu of the GPU node pool\n"
+    ) + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "namespace": desc.kubernetes.namespace, "resources": ["../../base", "vllm.yaml"],
+    }, sort_keys=False)
+    return out
+
+
+def deployment_files() -> dict[Path, str]:
+    """Everything `halo deploy render` writes: compose, Prometheus, config copies and deploy/k8s/."""
+    desc = load()
+    return {**rendered_files(desc), **rendered_k8s(desc)}
