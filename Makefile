@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm demo test protos check-protos bench-env
+.PHONY: setup vllm demo demo-real test protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -12,6 +12,11 @@ vllm:
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.
 demo: setup
 	.venv/bin/halo train
+
+# The same loop on REAL v2 replica tasks (the real-easy curriculum, scored by agisdk): slower, and
+# it learns less in 15 minutes (README, "Learning on REAL tasks").
+demo-real: setup
+	.venv/bin/halo train --suite real-easy
 
 test: setup vllm
 	.venv/bin/python -m pytest -q -p no:cacheprovider

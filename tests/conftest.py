@@ -78,6 +78,6 @@ def vllm_server(vllm_process):
     from halo.cli.vllm_local import VllmStartError
 
     try:
-        return vllm_process.wait_ready()
+        return vllm_process.wait_ready(timeout_s=VLLM_TEST_TIMEOUT_S - 300)   # the rest: the first test's own work
     except VllmStartError as exc:
         pytest.fail(str(exc))

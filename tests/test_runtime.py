@@ -71,3 +71,34 @@ async def test_a_wait_for_a_slot_times_out_or_takes_a_free_one_at_once():
     slots.release()
     await acquire_within(slots, 0.05)
     assert slots.locked()
+
+
+async def test_readiness_sets_the_services_health_while_the_process_stays_serving(tmp_path, monkeypatch):
+    """The env service without its sites server: its name is NOT_SERVING (a trainer waits for it),
+    the process's own status stays SERVING (it is alive: nothing restarts it)."""
+    import dataclasses
+
+    from halo.runtime import server as runtime
+
+    monkeypatch.setattr(runtime, "READINESS_INTERVAL_S", 0.05)
+    why = ["the sites server does not answer"]
+
+    async def readiness() -> str:
+        return why[0]
+
+    settings = TrainerSettings(port=0, metrics_port=-1, runs_dir=str(tmp_path))
+    spec = dataclasses.replace(build_service(settings, resolver=resolve_trainer), readiness=readiness)
+    running = await start_service(spec, settings)
+    try:
+        async with TrainerClient(running.target) as client:
+            async def until(service_ready: bool) -> None:
+                while await client.healthy("halo.v1.TrainerService") != service_ready:
+                    await asyncio.sleep(0.02)
+
+            await asyncio.wait_for(until(False), 10)
+            assert await client.healthy()
+            why[0] = ""
+            await asyncio.wait_for(until(True), 10)
+    finally:
+        await running.stop(grace=1)
+    assert running._readiness is not None and running._readiness.cancelled()

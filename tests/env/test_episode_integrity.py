@@ -119,6 +119,20 @@ async def test_a_click_while_the_sites_server_is_down_is_an_env_failure(own):
     assert manager.env_failures == 1 and session.id not in manager._sessions   # closed, slot freed
 
 
+async def test_the_env_is_not_ready_while_its_sites_server_does_not_answer(own):
+    """What the env service's health status follows (so a trainer waits instead of rolling its step
+    out again into the same outage)."""
+    sites, manager = own
+    assert await manager.readiness() == ""
+    sites.stop()
+    assert "does not answer" in await manager.readiness()
+    sites.answer_503()
+    assert "HTTP 503" in await manager.readiness()
+    sites.stop()
+    sites.start()
+    assert await manager.readiness() == ""
+
+
 async def test_a_goto_while_the_sites_server_is_down_is_an_env_failure(own):
     sites, manager = own
     session, obs = await _create(manager)

@@ -173,3 +173,15 @@ async def test_the_node_client_spreads_sessions_over_an_explicit_list(stack, sec
     result = json.loads(out)
     assert sorted(result["owners"]) == sorted([stack.env_target, second.target])   # one on each: least loaded
     assert result["step_index"] == 1 and result["listed"] >= 2
+
+
+def test_halo_train_refuses_a_malformed_fleet_and_env_with_submit():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    halo = str(Path(sys.executable).parent / "halo")
+    bad = subprocess.run([halo, "train", "--env", "10.0.0.5:50051,10.0.0.6"], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "'10.0.0.6' is not host:port" in bad.stderr
+    both = subprocess.run([halo, "train", "--env", "a:1,b:2", "--submit", "t:1"], capture_output=True, text=True, timeout=120)
+    assert both.returncode == 2 and "--env is for a local run" in both.stderr

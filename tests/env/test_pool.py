@@ -7,7 +7,6 @@ import os
 import signal
 
 import httpx
-import psutil
 import pytest
 
 from halo.agent import actions as A
@@ -15,34 +14,7 @@ from halo.client.env import EnvClient
 from halo.errors import NotFound, ResourceExhausted, Unavailable
 from halo.cli.stack import LocalStack
 from halo.v1 import env_pb2 as pb
-
-
-def _our_chromium() -> list[psutil.Process]:
-    """Chromium processes started by this test process (through Playwright's driver)."""
-    found = []
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" in proc.name():
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
-def chromium_browser_pids() -> set[int]:
-    """Main Chromium processes (renderers and helpers carry --type=)."""
-    pids = set()
-    for proc in _our_chromium():
-        try:
-            if not any(a.startswith("--type=") for a in proc.cmdline()):
-                pids.add(proc.pid)
-        except psutil.NoSuchProcess:
-            continue
-    return pids
-
-
-def chromium_all_pids() -> set[int]:
-    return {p.pid for p in _our_chromium()}
+from tests.chromium import chromium_all_pids, chromium_browser_pids
 
 
 @pytest.fixture
@@ -108,6 +80,26 @@ async def test_killed_chromium_is_an_env_failure_and_the_pool_recovers(small_sta
     ok = await env.step(fresh.session_id, A.ClickElement(button.bid))
     assert ok.action_ok and not ok.env_failure
     await env.close_session(fresh.session_id)
+
+
+async def test_a_browser_that_dies_under_a_new_sessions_first_observation_is_unavailable(small_stack, monkeypatch):
+    """Seen in the chaos test: a Chromium killed while CreateSession took its first observation came
+    back as UNKNOWN (a raw Playwright error), which failed the whole training run instead of one
+    episode as an environment failure."""
+    manager = small_stack.env_manager
+    observe = manager._observe
+    (pid,) = small_stack.own_browser_pids
+
+    async def observe_after_the_kill(session, options):
+        os.kill(pid, signal.SIGKILL)
+        await asyncio.sleep(0.5)
+        return await observe(session, options)
+
+    monkeypatch.setattr(manager, "_observe", observe_after_the_kill)
+    with pytest.raises(Unavailable, match="could not observe the new session"):
+        await small_stack.client.create_session("playground-signup")
+    monkeypatch.undo()
+    assert (await small_stack.client.pool_stats()).active_sessions == 0
 
 
 async def test_metrics_endpoint_counts_steps(small_stack):

@@ -1,19 +1,30 @@
-"""kill -9 of the env service mid-training: the step's episodes come back as environment failures,
+"""Chaos under a GRPO run, with real processes.
+
+kill -9 of the env service mid-training: the step's episodes come back as environment failures,
 the GRPO trainer waits for the env service to serve again, rolls the same batch out again, and the
-run completes every step once, nothing lost or repeated, nothing learned from the broken rollouts."""
+run completes every step once, nothing lost or repeated, nothing learned from the broken rollouts.
+
+kill -9 of the sites server (restarted on its data directory) and of a Chromium of the env
+service during one run: every episode those faults touched is an environment failure (dropped,
+or its step rolled out again), none is scored as the agent's failure, and the step metrics count
+what was lost (issue 27, item 7).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
+import psutil
 import pytest
 
 from halo.client.env import EnvClient
@@ -22,6 +33,7 @@ from halo.trainer.store import RunRecord, RunState
 from halo.runs.context import ServiceTargets
 from halo.cli.registry import resolve_trainer
 from halo.runs.spec import RunSpec
+from tests.chromium import chromium_browser_pids
 
 
 def free_port() -> int:
@@ -30,30 +42,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@dataclass
-class EnvServiceProcess:
-    """`halo serve env` as a process of its own, on a fixed port, to kill -9 and start again."""
+class ServiceProcess:
+    """A `halo serve ...` process of its own, on a fixed port, to kill -9 and start again."""
 
-    port: int
-    sites_url: str
     proc: asyncio.subprocess.Process | None = None
 
-    async def start(self) -> None:
+    async def _spawn(self, *args: str) -> None:
         halo = str(Path(sys.executable).parent / "halo")
         self.proc = await asyncio.create_subprocess_exec(
-            halo, "serve", "env", "--port", str(self.port), "--metrics-port", "-1", "--sites-url", self.sites_url,
-            "--pool-size", "8", "--acquire-timeout-s", "60", "--log-level", "warning",
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            halo, "serve", *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
-        async with EnvClient(f"127.0.0.1:{self.port}") as client:
-            for _ in range(600):
-                if await client.healthy("halo.v1.EnvService", timeout_s=1):
-                    return
-                if self.proc.returncode is not None:
-                    break
-                await asyncio.sleep(0.1)
+
+    async def _until_ready(self, ready, what: str) -> None:
+        assert self.proc is not None
+        for _ in range(600):
+            if await ready():
+                return
+            if self.proc.returncode is not None:
+                break
+            await asyncio.sleep(0.1)
         self.proc.kill()
-        raise AssertionError("the env service did not become healthy")
+        raise AssertionError(f"{what} did not become healthy")
 
     async def kill(self) -> None:
         assert self.proc is not None
@@ -64,6 +73,44 @@ class EnvServiceProcess:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.send_signal(signal.SIGTERM)
             await asyncio.wait_for(self.proc.wait(), 60)
+
+
+@dataclass
+class EnvServiceProcess(ServiceProcess):
+    """`halo serve env`."""
+
+    port: int
+    sites_url: str
+
+    async def start(self) -> None:
+        await self._spawn("env", "--port", str(self.port), "--metrics-port", "-1", "--sites-url", self.sites_url,
+                          "--pool-size", "8", "--acquire-timeout-s", "60", "--log-level", "warning")
+        async with EnvClient(f"127.0.0.1:{self.port}") as client:
+            await self._until_ready(lambda: client.healthy("halo.v1.EnvService", timeout_s=1), "the env service")
+
+
+@dataclass
+class SitesProcess(ServiceProcess):
+    """`halo serve sites` on a data directory: a restarted server serves open sessions where they were."""
+
+    port: int
+    data_dir: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        await self._spawn("sites", "--port", str(self.port), "--data-dir", str(self.data_dir))
+
+        async def answers() -> bool:
+            try:
+                async with httpx.AsyncClient(timeout=1) as http:
+                    return (await http.get(f"{self.url}/__halo/health")).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        await self._until_ready(answers, "the sites server")
 
 
 @asynccontextmanager
@@ -166,3 +213,111 @@ async def test_a_stop_while_waiting_for_the_env_service_takes_effect_at_once(ser
         await finish(jobs, record.run_id)
         assert jobs.get(record.run_id).state is RunState.SUCCEEDED, jobs.get(record.run_id).error
         assert [r["step"] for r in jobs.store.metrics(record.run_id)] == [1, 2, 3]
+
+
+# ------------------------------------------------------------------ the sites server and a Chromium
+
+#: What a fault of the sites server looks like to an agent whose episode it was not noticed in.
+FAULT_SIGNS = ("chrome-error://", "net::ERR_", "ERR_CONNECTION")
+
+
+@dataclass
+class Recorded:
+    """Every episode the run rolled out (kept, dropped, or in a rollout thrown away), and the state
+    each evaluation was given: a spy on the trainer's own calls, the episodes themselves are real."""
+
+    episodes: list = field(default_factory=list)
+    evaluated: list[tuple[str, str]] = field(default_factory=list)   # (task, task of the state scored)
+
+
+@pytest.fixture
+def recorded(monkeypatch) -> Recorded:
+    from halo.client.reward import RewardClient
+    from halo.trainers import grpo
+
+    seen = Recorded()
+    run_episode, evaluate = grpo.run_episode, RewardClient.evaluate
+
+    async def recording_run_episode(*args, **kwargs):
+        episode = await run_episode(*args, **kwargs)
+        seen.episodes.append(episode)
+        return episode
+
+    async def recording_evaluate(self, task_id, state_json, *args, **kwargs):
+        seen.evaluated.append((task_id, json.loads(state_json).get("task_id", "") if state_json else ""))
+        return await evaluate(self, task_id, state_json, *args, **kwargs)
+
+    monkeypatch.setattr(grpo, "run_episode", recording_run_episode)
+    monkeypatch.setattr(RewardClient, "evaluate", recording_evaluate)
+    return seen
+
+
+def fault_signs(episode) -> list[str]:
+    """Traces of an infrastructure fault in an episode that was scored as the agent's own."""
+    texts = [t.context.page.url for t in episode.transitions] + [t.action_error for t in episode.transitions]
+    if episode.final_page is not None:
+        texts.append(episode.final_page.url)
+    return [text for text in texts if any(sign in text for sign in FAULT_SIGNS)]
+
+
+@pytest.mark.timeout(900)   # three processes and Chromium: minutes on a loaded 2-core machine
+async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_never_task_failures(
+        services, recorded: Recorded, tmp_path: Path):
+    sites = SitesProcess(free_port(), tmp_path / "sites")
+    await sites.start()
+    try:
+        async with env_service(sites.url) as env, EnvClient(f"127.0.0.1:{env.port}") as probe:
+            targets = ServiceTargets(f"127.0.0.1:{env.port}", services.reward_target, services.gateway_target)
+            jobs = JobManager(tmp_path / "runs", targets, resolve_trainer, auto_resume=False)
+            record = await jobs.start_run(spec(4, group_size=4, seed=11, env_wait_s=120))
+
+            async def mid_rollout_of_step(step: int) -> None:
+                """Once `step - 1` steps are done and episodes of `step` are open in the env."""
+                while jobs.get(record.run_id).step < step - 1 or (await probe.pool_stats()).active_sessions == 0:
+                    assert jobs.get(record.run_id).state is RunState.RUNNING, jobs.get(record.run_id).error
+                    await asyncio.sleep(0.05)
+
+            await asyncio.wait_for(mid_rollout_of_step(2), 300)
+            await sites.kill()                      # mid-episode: pages, /config and /finish all refused
+            await asyncio.sleep(3)
+            await sites.start()                     # same port, same data directory
+            await asyncio.wait_for(mid_rollout_of_step(3), 300)
+            (browser,) = chromium_browser_pids(psutil.Process(env.proc.pid))
+            os.kill(browser, signal.SIGKILL)        # every context on it dies with it
+
+            await asyncio.wait_for(finish(jobs, record.run_id), 600)
+            final = jobs.get(record.run_id)
+            stats = await probe.pool_stats()
+    finally:
+        await sites.stop()
+
+    assert final.state is RunState.SUCCEEDED, final.error
+    rows = jobs.store.metrics(record.run_id)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]             # the run finished, no step lost or repeated
+    assert stats.browser_restarts == 1
+    episodes = recorded.episodes
+    lost = [e for e in episodes if e.env_failure]
+    scored = [e for e in episodes if not e.env_failure]
+    # both faults cost episodes, and each of those is an environment failure
+    assert any("sites server" in e.env_failure_reason or "did not answer" in e.env_failure_reason
+               or "/config" in e.env_failure_reason or "/finish" in e.env_failure_reason for e in lost), \
+        [e.env_failure_reason for e in lost]
+    assert any(word in e.env_failure_reason for e in lost for word in ("browser", "closed", "crashed")), \
+        [e.env_failure_reason for e in lost]
+    # no episode scored as the agent's own carries a trace of either fault ...
+    assert [fault_signs(e) for e in scored if fault_signs(e)] == []
+    # ... and every evaluation scored the session's own state, never a fresh default one
+    assert recorded.evaluated and all(task == state_task for task, state_task in recorded.evaluated), recorded.evaluated
+    # the metrics account for every episode: learned from, dropped as an env failure, or in a
+    # rollout of the step that was thrown away and rolled out again
+    group = 4
+    assert sum(r["episodes"] + r["env_failures"] for r in rows) + group * sum(r["rollouts_redone"] for r in rows) \
+        == len(episodes)
+    assert sum(r["env_failures"] for r in rows) + sum(r["rollouts_redone"] for r in rows) >= 2
+    print("\nchaos: per step (episodes learned from, env_failures, rollouts_redone):",
+          [(r["step"], r["episodes"], r["env_failures"], r["rollouts_redone"]) for r in rows])
+    print(f"chaos: {len(episodes)} episodes rolled out, {len(lost)} lost to infrastructure "
+          f"({sum(r['env_failures'] for r in rows):g} dropped from kept rollouts, "
+          f"{sum(r['rollouts_redone'] for r in rows):g} rollouts redone), "
+          f"{sum(r['episodes'] for r in rows):g} learned from, 0 with a fault trace; reasons: "
+          + "; ".join(sorted({e.env_failure_reason.splitlines()[0][:90] for e in lost})))

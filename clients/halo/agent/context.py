@@ -78,6 +78,9 @@ class PageView:
     title: str = ""
     last_action_error: str = ""
     step_index: int = 0
+    #: the env's Observation this view was read from (page_from_proto): context_to_proto sends it on
+    #: as it is instead of building the same message again, element by element
+    message: cpb.Observation | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,9 @@ class PastStep:
     action: Action
     error: str = ""
     raw_text: str = ""
+    #: the action's proto as it went to the env (raw text included), sent on again in later prompts'
+    #: history instead of being converted once more
+    message: cpb.Action | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,7 @@ def page_from_proto(obs: cpb.Observation) -> PageView:
         width=obs.width or 1280, height=obs.height or 720, axtree=obs.axtree,
         elements=tuple(element_from_proto(e) for e in obs.elements),
         url=obs.url, title=obs.title, last_action_error=obs.last_action_error, step_index=obs.step_index,
+        message=obs,
     )
 
 
@@ -118,7 +125,7 @@ def context_from_proto(msg: ppb.PolicyInput) -> PolicyContext:
 
 def context_to_proto(ctx: PolicyContext) -> ppb.PolicyInput:
     page = ctx.page
-    obs = cpb.Observation(
+    obs = page.message if page.message is not None else cpb.Observation(
         screenshot=page.screenshot,
         image_format=cpb.IMAGE_FORMAT_JPEG if page.image_mime == "image/jpeg" else cpb.IMAGE_FORMAT_PNG,
         width=page.width, height=page.height, axtree=page.axtree, url=page.url, title=page.title,
@@ -127,5 +134,6 @@ def context_to_proto(ctx: PolicyContext) -> ppb.PolicyInput:
     )
     return ppb.PolicyInput(
         goal=ctx.goal, observation=obs,
-        history=[ppb.HistoryStep(action=action_to_proto(h.action, h.raw_text), error=h.error) for h in ctx.history],
+        history=[ppb.HistoryStep(action=h.message if h.message is not None else action_to_proto(h.action, h.raw_text), error=h.error)
+                 for h in ctx.history],
     )

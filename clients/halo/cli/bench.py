@@ -64,7 +64,9 @@ def add_parser(sub) -> None:
     be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
     be.add_argument("--modes", default="service,raw,agisdk",
                     help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
-                         "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment)")
+                         "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment), "
+                         "service+state (Step returning the site's state, as episodes step), service+getstate (Step, "
+                         "then GetState: the round trip include_state saves)")
     be.add_argument("--agisdk-slow-mo", type=int, default=None,
                     help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
     be.add_argument("--json", default="", help="also write the results to this JSON file")

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from halo.cli.deployspec import (
-    REPO_ROOT, Description, Placement, ServiceSpec, load, render_file, rendered_files, service_args, service_environment,
+    REPO_ROOT, Description, Placement, ServiceSpec, compose_placement, load, render_file, rendered_files, service_args, service_environment,
 )
 
 K8S_ROOT = REPO_ROOT / "deploy" / "k8s"
@@ -34,16 +34,9 @@ _IMAGE_USERS = {"prometheus": 65534, "grafana": 472}   # uid/gid the prom/promet
 
 
 def k8s_placement(desc: Description) -> Placement:
-    """Service DNS names in the namespace; the env fleet as a fleet target (halo.client.fleet)."""
-    return Placement(
-        hosts={n: n for n in desc.services},
-        ports={n: s.port for n, s in desc.services.items()},
-        metrics_ports={n: s.metrics_port for n, s in desc.services.items() if s.metrics_port is not None},
-        bind="0.0.0.0",
-        volumes=dict(desc.volumes),
-        configs={"prometheus": "/etc/prometheus/prometheus.yml", **{n: f.path for n, f in desc.configs().items()}},
-        log_format="json",
-    )
+    """Service DNS names in the namespace, as compose's service names: the same placement. The
+    trainer reaches the env fleet by `fleet://env:PORT` instead (set where its container is built)."""
+    return compose_placement(desc)
 
 
 def _labels(name: str) -> dict[str, str]:

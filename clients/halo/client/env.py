@@ -80,11 +80,13 @@ class EnvClient(ServiceClient):
         self, task_id: str, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
         observation: cpb.ObservationOptions | None = None, max_steps: int = 0, run_id: str = "",
         labels: dict[str, str] | None = None, timeout_s: float | None = None, wait_for_slot_s: float = 0.0,
+        include_state: bool = False,
     ) -> pb.CreateSessionResponse:
-        """A new session. RESOURCE_EXHAUSTED (pool full) is retried for up to `wait_for_slot_s`."""
+        """A new session. RESOURCE_EXHAUSTED (pool full) is retried for up to `wait_for_slot_s`.
+        `include_state`: the reply carries a replica's state JSON too (no GetState needed)."""
         request = pb.CreateSessionRequest(
             task_id=task_id, seed=seed, source=source, observation=observation, max_steps=max_steps,
-            run_id=run_id, labels=labels or {},
+            run_id=run_id, labels=labels or {}, include_state=include_state,
         )
         deadline = time.monotonic() + wait_for_slot_s
         delay = 0.5
@@ -104,10 +106,13 @@ class EnvClient(ServiceClient):
 
     async def step(
         self, session_id: str, action: Action | cpb.Action, *, raw_text: str = "",
-        observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None,
+        observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None, include_state: bool = False,
     ) -> pb.StepResponse:
+        """One action. A proto `action` goes as it is (a gateway candidate needs no conversion);
+        `include_state`: the reply carries a replica's state JSON after the action (no GetState needed)."""
         message = action if isinstance(action, cpb.Action) else action_to_proto(action, raw_text)
-        response = await self._call(self.stub.Step, pb.StepRequest(session_id=session_id, action=message, observation=observation), timeout_s)
+        request = pb.StepRequest(session_id=session_id, action=message, observation=observation, include_state=include_state)
+        response = await self._call(self.stub.Step, request, timeout_s)
         if response.env_failure:
             self._open.discard(session_id)   # the service closed it
         return response

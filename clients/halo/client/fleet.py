@@ -232,6 +232,8 @@ class FleetEnvClient(EnvClient):
         replica.serving = False
         if session_id:
             self._lost.add(session_id)
+            # no more keep-alives for it: if the replica is only slow, its idle TTL reaps the session
+            replica.client._open.discard(session_id)
 
     # -- routing -----------------------------------------------------------------------------------
 

@@ -44,6 +44,14 @@ class CandidateAction:
     description: str     # what the encoder reads, e.g. 'click button "Sign up"'
     element: PageElement | None = None
 
+    @property
+    def subject(self) -> str:
+        """What the candidate acts on, without the text it would type ('fill textbox "To"'): the
+        goal/candidate relevance is measured on it, since every fill's text comes from the goal."""
+        if self.kind == "fill" and self.element is not None:
+            return f"fill {_label(self.element)}"
+        return self.description
+
 
 # ------------------------------------------------------------------------- text from the goal
 
@@ -58,6 +66,7 @@ _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augu
 _DATE = re.compile(r"\b(" + "|".join(m.capitalize() for m in _MONTHS) + r"|" + "|".join(m[:3].capitalize() for m in _MONTHS)
                    + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b", re.I)
 _NUMBER = re.compile(r"(?<![\w:])\$?\s?(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)\s?(k|K|\$)?(?![\w:])")
+_IS_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _FREE_TEXT_LEAD = re.compile(
     r"\b(?:saying|say|telling|tell(?: (?:him|her|them))?|asking(?: (?:him|her|them))?|ask(?: (?:him|her|them))?|"
     r"notifying(?: (?:him|her|them))?|that|about|to say|regarding|informing(?: (?:him|her|them))?)(?:\s+that)?\s+(.+)$", re.I)
@@ -191,23 +200,26 @@ def candidates_for(goal: str, page: PageView, max_candidates: int = 256) -> list
     re-enumerates the same observation gets the same list.
     """
     texts = goal_texts(goal)
+    numbers = [t for t in texts if _IS_NUMBER.fullmatch(t)]
     out: list[CandidateAction] = []
     combobox: PageElement | None = None
     for e in page.elements:
         role = e.role
         if role == "option" and combobox is not None:
-            # options of a native <select> are not clickable: choose them through the select; the
-            # options of a listbox that a page draws (autocomplete suggestions) are, when in view
-            out.append(CandidateAction(A.SelectOption(combobox.bid, (e.name,)), "select",
-                                       f'select "{e.name}" in {_label(combobox)}', combobox))
+            # the options of a listbox that a page draws (autocomplete suggestions) are clicked when
+            # in view; those of a native <select> have no box and are chosen through the select
             if e.interactive and e.visible and e.width > 0 and e.height > 0:
                 out.append(CandidateAction(A.ClickElement(e.bid), "click", f"click {_label(e)}", e))
+            else:
+                out.append(CandidateAction(A.SelectOption(combobox.bid, (e.name,)), "select",
+                                           f'select "{e.name}" in {_label(combobox)}', combobox))
             continue
         combobox = e if role in ("combobox", "listbox") else None
         if not e.interactive or not e.visible:
             continue
         if role in TEXT_ROLES:
-            for text in texts:
+            # a number field (spinbutton) takes numbers only: anything else is an action error
+            for text in (numbers if role == "spinbutton" else texts):
                 out.append(CandidateAction(A.Fill(e.bid, text), "fill", f'fill {_label(e)} with "{text}"', e))
             if e.value.strip() and e.focused:
                 # submit what the focused field holds (a search box, a form without a button in view)

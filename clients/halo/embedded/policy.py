@@ -89,9 +89,24 @@ class SentenceEncoder:
             return torch.stack([self._cache[t] for t in texts]) if texts else torch.zeros(0, EMBED_DIM)
 
 
+_SHARED: dict[str, SentenceEncoder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_encoder(model_dir: str = "") -> SentenceEncoder:
+    """One encoder (and one cache) per model folder in this process: a local run hosts the
+    gateway's embedded backend and the learner side by side, and both encode the same
+    descriptions; the encoder is frozen, so sharing it changes no result, only halves the work."""
+    with _SHARED_LOCK:
+        if model_dir not in _SHARED:
+            _SHARED[model_dir] = SentenceEncoder(model_dir)
+        return _SHARED[model_dir]
+
+
 # ------------------------------------------------------------------------------ features
 
 N_EXTRA = len(ACTION_KINDS) + 8 + 2  # + goal relevance: cosine similarity, a name/quote/amount of the goal mentioned
+COSINE_FEATURE = N_EXTRA - 2           # index of the goal/candidate cosine among the extras
 
 
 def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int], last_bid: str | None) -> list[float]:
@@ -114,13 +129,6 @@ def _extra_features(c: CandidateAction, ctx: PolicyContext, acted: dict[str, int
     return onehot + element + history
 
 
-def _pointed_at(c: CandidateAction) -> str:
-    """What a candidate points at, lower-cased: its element (a fill's text is the goal's anyway) or its description."""
-    if c.kind == "fill" and c.element is not None:
-        return c.element.name.lower()
-    return c.description.lower()
-
-
 def _bid_of(action: A.Action) -> str | None:
     return getattr(action, "bid", None)
 
@@ -141,7 +149,7 @@ class ScoringHead(nn.Module):
     and tasks, which policy gradients find in a few steps, while the MLP learns the rest.
     """
 
-    def __init__(self, hidden: int = 128, seed: int = 0) -> None:
+    def __init__(self, hidden: int = 128, seed: int = 0, relevance_prior: float = 0.0) -> None:
         super().__init__()
         self.hidden = hidden
         generator = torch.Generator().manual_seed(seed)
@@ -153,6 +161,10 @@ class ScoringHead(nn.Module):
                 layer.bias.zero_()
             self.net[2].weight.mul_(0.1)  # start close to uniform: explore first, learn from rewards
             self.linear.weight.zero_()
+            # Optionally start from the frozen encoder's sense of relevance: logit += prior * cosine(goal,
+            # candidate). Like a pretrained model's prior, it knows no task; it makes exploration on
+            # pages with a hundred candidates land on related ones, and the learning does the rest.
+            self.linear.weight[0, COSINE_FEATURE] = relevance_prior
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         return self.net(features).squeeze(-1) + self.linear(features[..., -N_EXTRA:]).squeeze(-1)
@@ -215,17 +227,19 @@ class EmbeddedPolicy:
             if bid is not None:
                 acted[bid] = acted.get(bid, 0) + 1
         last_bid = _bid_of(ctx.history[-1].action) if ctx.history else None
-        vectors = self.encoder.encode([ctx.goal] + [c.description for c in candidates])
-        goal, described = vectors[0], vectors[1:]
+        n = len(candidates)
+        vectors = self.encoder.encode([ctx.goal] + [c.description for c in candidates] + [c.subject for c in candidates])
+        goal, described, subjects = vectors[0], vectors[1:n + 1], vectors[n + 1:]
         extras = torch.tensor([_extra_features(c, ctx, acted, last_bid) for c in candidates], dtype=torch.float32)
         # Two explicit relevance signals the head would otherwise have to discover from the raw
-        # vectors: the goal/candidate cosine (the encoder's vectors are L2-normalised) and whether
+        # vectors: the goal/candidate cosine (the encoder's vectors are L2-normalised; on what the
+        # candidate acts on, since a fill's text is the goal's own words) and whether
         # the element the candidate acts on names what the goal names: a quoted phrase, a name, an
         # amount ('press "Finish"' -> button "Finish"; "Connect with Olivia Martinez" -> button
         # "Invite Olivia Martinez to connect").
         keys = [k.lower() for k in key_texts(ctx.goal)]
-        mentions = torch.tensor([[1.0 if any(k in _pointed_at(c) for k in keys) else 0.0] for c in candidates])
-        extras = torch.cat([extras, (described @ goal).unsqueeze(-1), mentions], dim=-1)
+        mentions = torch.tensor([[1.0 if any(k in c.subject.lower() for k in keys) else 0.0] for c in candidates])
+        extras = torch.cat([extras, (subjects @ goal).unsqueeze(-1), mentions], dim=-1)
         goal_rows = goal.expand(len(candidates), -1)
         tensor = torch.cat([described, goal_rows, described * goal_rows, extras], dim=-1)
         return Features(candidates, tensor)

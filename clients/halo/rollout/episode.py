@@ -31,6 +31,15 @@ class Decision:
     logprob: float = 0.0               # log-probability of the choice under the sampling policy
     tokens: int = 0                    # completion tokens (0 for the embedded policy)
     extras: dict[str, Any] = field(default_factory=dict)   # what a learner needs to replay the choice
+    #: the action's proto as the gateway sent it (raw text included): it goes on to the env and the
+    #: reward service as it is, not converted back and forth once more
+    message: cpb.Action | None = None
+
+    def action_message(self) -> tuple[A.Action, cpb.Action]:
+        """The action to execute (noop when the output did not parse) and its proto."""
+        if self.action is None:
+            return A.Noop(), A.action_to_proto(A.Noop(), self.raw_text)
+        return self.action, self.message if self.message is not None else A.action_to_proto(self.action, self.raw_text)
 
 
 class Policy(Protocol):
@@ -119,18 +128,16 @@ async def run_episode(
     started = clock()
     try:
         created = await env.create_session(task_id, seed=seed, max_steps=config.max_steps, observation=opts,
-                                           run_id=config.run_id, wait_for_slot_s=config.pool_wait_s)
+                                           run_id=config.run_id, wait_for_slot_s=config.pool_wait_s, include_state=True)
     except (*ENV_SERVICE_DOWN, ResourceExhausted) as exc:
         episode.env_failure, episode.env_failure_reason = True, f"env service: {exc}"
         return episode
     session_id, obs = created.session_id, created.observation
+    # a replica's state comes with every reply (include_state): no GetState per step; a remote
+    # site's replies carry none (its /finish is a page to load), and it is read once, at the end
     replica = created.task.replica_available
-
-    async def state_json() -> str:
-        return (await _env_call(env.get_state(session_id))).state_json if replica else ""
-
     try:
-        before = page_state(obs, await state_json())
+        before = page_state(obs, created.state_json)
         await reward.start_episode(session_id, task_id, overrides=config.reward_overrides, initial=before)
         history: list[PastStep] = []
         done = False
@@ -139,33 +146,37 @@ async def run_episode(
             ctx = PolicyContext(goal=created.task.goal, page=page_from_proto(obs), history=tuple(history[-config.history_steps:]))
             t0 = clock()
             decision = await policy.decide(ctx)
-            action = decision.action if decision.action is not None else A.Noop()
+            action, message = decision.action_message()
             t1 = clock()
-            result = await _env_call(env.step(session_id, action, raw_text=decision.raw_text, observation=opts))
+            result = await _env_call(env.step(session_id, message, observation=opts, include_state=True))
             if result.env_failure:
                 episode.env_failure, episode.env_failure_reason = True, result.env_failure_reason
                 return episode
             obs, done = result.observation, result.done
-            after = page_state(obs, await state_json())
+            after = page_state(obs, result.state_json)
             t2 = clock()
             breakdown = await reward.score_transition(
-                session_id, len(episode.transitions), decision.action, before, after, action_ok=result.action_ok,
-                raw_text=decision.raw_text, done=done,
+                session_id, len(episode.transitions), message if decision.action is not None else None, before, after,
+                action_ok=result.action_ok, done=done,
             )
             episode.transitions.append(Transition(
                 ctx, decision, breakdown.total, {c.name: c.value for c in breakdown.components},
                 result.action_ok, result.action_error,
                 timings={"policy_s": t1 - t0, "env_s": t2 - t1, "reward_s": clock() - t2},
             ))
-            history.append(PastStep(action, result.action_error, decision.raw_text))
+            history.append(PastStep(action, result.action_error, decision.raw_text, message))
             before = after
         episode.final_page = page_from_proto(obs)
         t0 = clock()
-        state = await _env_call(env.get_state(session_id))
-        episode.final_message = state.final_message
-        result = await reward.evaluate(task_id, state.state_json, state.final_message, episode_id=session_id)
-        episode.success, episode.success_bonus, episode.scorable = result.success, result.success_bonus, result.scorable
-        episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip() for d in result.details]
+        if replica:   # the last step's reply holds the final state and message
+            state_json, episode.final_message = result.state_json, result.final_message
+        else:
+            state = await _env_call(env.get_state(session_id))
+            state_json, episode.final_message = state.state_json, state.final_message
+        evaluation = await reward.evaluate(task_id, state_json, episode.final_message, episode_id=session_id)
+        episode.success, episode.success_bonus, episode.scorable = evaluation.success, evaluation.success_bonus, evaluation.scorable
+        episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip()
+                                for d in evaluation.details]
         episode.timings |= {"evaluate_s": clock() - t0, "total_s": clock() - started}
         return episode
     except EnvServiceLost as exc:

@@ -38,4 +38,5 @@ class GatewayPolicy:
             action=action_from_proto(c.action) if c.valid else None, raw_text=c.text, parse_error=c.parse_error,
             logprob=sum(c.logprobs), tokens=0 if embedded else len(c.token_ids),
             extras={"index": c.token_ids[0]} if embedded and c.token_ids else {},
+            message=c.action if c.valid else None,
         )

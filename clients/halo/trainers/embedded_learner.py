@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, head_from_bytes, head_to_bytes
+from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, head_from_bytes, head_to_bytes, shared_encoder
 from halo.rollout.episode import Episode
 from halo.trainers.dpo import dpo_loss
 
@@ -31,9 +31,10 @@ class LossConfig:
 
 
 class EmbeddedLearner:
-    def __init__(self, learning_rate: float, seed: int = 0, encoder: SentenceEncoder | None = None) -> None:
-        self.policy = EmbeddedPolicy(encoder or SentenceEncoder())
-        self.head = ScoringHead(seed=seed)
+    def __init__(self, learning_rate: float, seed: int = 0, encoder: SentenceEncoder | None = None,
+                 relevance_prior: float = 0.0) -> None:
+        self.policy = EmbeddedPolicy(encoder or shared_encoder())
+        self.head = ScoringHead(seed=seed, relevance_prior=relevance_prior)
         self.optimizer = torch.optim.Adam(self.head.parameters(), lr=learning_rate)
         self.updates = 0
 

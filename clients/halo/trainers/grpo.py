@@ -21,62 +21,32 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import hashlib
 import random
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
-from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, RolloutPipeline, admit
+from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, RolloutPipeline, StepRollouts, admit
+from halo.trainers.learner import GatewayLearner, GatewayRun, run_steps
 from halo.runs.context import RunContext
-from halo.rollout.episode import Episode, RolloutConfig, run_episode
+from halo.rollout.episode import Episode, RolloutConfig
 from halo.rollout.gateway import GatewayPolicy
-from halo.rollout.retries import DEFAULT_EPISODE_RETRIES, with_env_retries
+from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (sampling_seed: GRPO's API)
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES
 from halo.rollout.tasks import expand_tasks
+
+if TYPE_CHECKING:   # torch: imported by train_embedded only, when an embedded run starts
+    from halo.trainers.embedded_learner import EmbeddedLearner, LossConfig
 
 EMBEDDED_MODEL = "embedded"
 
 
 def summarize(e: Episode) -> EpisodeSummary:
     return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure)
-
-
-def sampling_seed(*parts: object) -> int:
-    """A stable, non-zero 62-bit seed from its parts (Python's hash() is salted per process)."""
-    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
-    return (int.from_bytes(digest, "big") >> 2) or 1
-
-
-async def rollout_groups(
-    env: EnvClient, reward: RewardClient, policy, tasks: list[tuple[str, int]], group_size: int,
-    config: RolloutConfig, concurrency: int, sampling_key: str = "", limit=None,
-    episode_retries: int = DEFAULT_EPISODE_RETRIES,
-) -> list[list[Episode]]:
-    """One group per (task, seed): `group_size` episodes from the same initial state, run concurrently.
-
-    With a `sampling_key`, episode i of group g samples from its own seed stream
-    (`sampling_seed(key, g, i)`, for policies with `for_episode`), independent of scheduling.
-    `limit` (an `async with` object) replaces the call's own `concurrency` semaphore: the
-    asynchronous loop shares env slots between the steps in flight (halo.trainers.async_rollouts).
-    An episode lost to an environment failure is rolled out again up to `episode_retries` times
-    (rollout.retries: on an env fleet, on a replica that still serves).
-    """
-    limit = limit or asyncio.Semaphore(concurrency)
-
-    async def one(task_id: str, seed: int, group: int, member: int) -> Episode:
-        episode_policy = policy
-        if sampling_key and hasattr(policy, "for_episode"):
-            # low 20 bits cleared: room for 2^20 decisions before two streams could meet; bit 61 keeps it non-zero
-            episode_policy = policy.for_episode(sampling_seed(sampling_key, group, member) & ~0xFFFFF | 1 << 61)
-        async with limit:
-            return await with_env_retries(lambda: run_episode(env, reward, episode_policy, task_id, seed, config),
-                                          episode_retries)
-
-    flat = await asyncio.gather(*(one(t, s, g, m) for g, (t, s) in enumerate(tasks) for m in range(group_size)))
-    return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
 @dataclass(frozen=True)
@@ -155,13 +125,57 @@ def batch_for_step(tasks: list[str], groups_per_batch: int, seed: int, step: int
     return out
 
 
-async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: list[str], seeds: list[int],
-                          config: RolloutConfig, concurrency: int) -> float:
-    """Success rate of the greedy (temperature 0) policy on the given tasks x seeds."""
-    greedy = GatewayPolicy(policy_client, model, adapter, temperature=0.0)
-    groups = await rollout_groups(env, reward, greedy, [(t, s) for t in tasks for s in seeds], 1, config, concurrency)
-    kept = [g[0] for g in groups if not g[0].env_failure]
-    return sum(e.success for e in kept) / len(kept) if kept else 0.0
+class GRPOLearner(GatewayLearner[StepRollouts]):
+    """GRPO on the embedded policy: each step's groups come from the rollout pipeline (up to K
+    steps rolled out ahead, `async_rollouts`), dr_grpo advantages over the admitted groups,
+    clipped passes on the trainer's copy of the scoring head, the new head published as the next
+    adapter version."""
+
+    def __init__(self, ctx: RunContext, run: GatewayRun, learner: EmbeddedLearner, loss: LossConfig, update_epochs: int,
+                 settings: AsyncSettings, versions: AdapterVersions, pipeline: RolloutPipeline) -> None:
+        super().__init__(run)
+        self.ctx, self.learner, self.loss, self.update_epochs = ctx, learner, loss, update_epochs
+        self.settings, self.versions, self.pipeline = settings, versions, pipeline
+
+    async def batches(self, ctx: RunContext):
+        try:
+            async for rolled in self.pipeline.steps(ctx.stop_requested):
+                yield rolled.step, rolled, rolled.asked_at
+        except StepInterrupted:
+            return   # stopped while the env service was down: the last completed step stands
+
+    async def learn(self, step: int, batch: StepRollouts) -> dict[str, float]:
+        rollout_s = time.perf_counter() - batch.asked_at
+        admitted = admit(batch, step - 1, self.settings)
+        update_started = time.time()
+        episodes, advantages = [], []
+        for group in admitted.groups:
+            kept = [e for e in group if not e.env_failure]
+            episodes += kept
+            advantages += group_advantages([e.ret for e in kept], bool(self.ctx.spec.extra.get("normalize_std", False)))
+        for _ in range(self.update_epochs):  # several passes over one batch: the ratio term keeps them honest
+            update = await asyncio.to_thread(self.learner.update, episodes, advantages, self.loss)
+        await self.versions.publish(step)
+        update_finished = time.time()
+        if self.settings.max_staleness:
+            self.pipeline.start(learner_version=step)   # the next step K ahead starts now
+        metrics = step_metrics([[summarize(e) for e in g] for g in admitted.groups]) | update
+        metrics |= self.pipeline.metrics(batch, admitted, update_started, update_finished)
+        return metrics | {"rollout_s": rollout_s, "rollouts_redone": float(batch.redone),
+                          # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
+                          "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))}
+
+    async def evaluate(self, version: int) -> float:
+        r = self.run
+        return await evaluate_greedy(r.env, r.reward, r.gateway, r.route, self.versions.name(version), r.tasks,
+                                     r.eval_seeds, r.rollout_config, r.concurrency)
+
+    def checkpoint(self, step: int, batch: StepRollouts):
+        return self.learner.save
+
+    async def close(self) -> None:
+        await self.pipeline.close()
+        await self.versions.unload_all()
 
 
 async def train_embedded(ctx: RunContext) -> None:
@@ -171,15 +185,12 @@ async def train_embedded(ctx: RunContext) -> None:
     spec = ctx.spec
     extra = spec.extra
     lr = spec.learning_rate if spec.learning_rate > 1e-5 else DEFAULT_LR  # 1e-6 is LoRA's default, not the head's
-    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed)
+    learner = await asyncio.to_thread(EmbeddedLearner, lr, spec.seed, None, float(extra.get("relevance_prior", 0.0)))
     if ctx.last_checkpoint is not None:
         learner.load(ctx.last_checkpoint)
     loss = LossConfig(loss_fn=spec.loss_fn, temperature=spec.temperature, entropy_coef=float(extra.get("entropy_coef", 0.0)))
     config = RolloutConfig(max_steps=spec.max_steps, screenshots=False, reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
     concurrency = int(extra.get("concurrency", spec.group_size))
-    eval_every = int(extra.get("eval_every", 0))
-    update_epochs = max(1, int(extra.get("update_epochs", 1)))
-    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])]
     recovery = EnvRecovery(retries=int(extra.get("env_retries", EnvRecovery.retries)),
                            wait_s=float(extra.get("env_wait_s", EnvRecovery.wait_s)),
                            episode_retries=int(extra.get("episode_retries", EnvRecovery.episode_retries)))
@@ -208,43 +219,9 @@ async def train_embedded(ctx: RunContext) -> None:
         versions = AdapterVersions(load, unload, ctx.run_id, settings.max_staleness)
         await versions.publish(ctx.start_step)
         pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
-        baseline: dict[str, float] = {}
-        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
-            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
-                env, reward, gateway, spec.model, versions.name(0), tasks, eval_seeds, config, concurrency)
-            ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
+        run = GatewayRun(env, reward, gateway, spec.model, versions.name(ctx.start_step), tasks,
+                         [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config, concurrency)
         if settings.max_staleness:
             ctx.log(settings.describe())
-        try:
-            async for rolled in pipeline.steps(ctx.stop_requested):
-                step, started = rolled.step, rolled.asked_at
-                rollout_s = time.perf_counter() - started
-                admitted = admit(rolled, step - 1, settings)
-                update_started = time.time()
-                episodes, advantages = [], []
-                for group in admitted.groups:
-                    kept = [e for e in group if not e.env_failure]
-                    episodes += kept
-                    advantages += group_advantages([e.ret for e in kept], bool(extra.get("normalize_std", False)))
-                for _ in range(update_epochs):  # several passes over one batch: the ratio term keeps them honest
-                    update = await asyncio.to_thread(learner.update, episodes, advantages, loss)
-                await versions.publish(step)
-                update_finished = time.time()
-                if settings.max_staleness:
-                    pipeline.start(learner_version=step)   # the next step K ahead starts now
-                metrics = step_metrics([[summarize(e) for e in g] for g in admitted.groups]) | update
-                metrics |= pipeline.metrics(rolled, admitted, update_started, update_finished)
-                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
-                    metrics["eval_success_rate"] = await evaluate_greedy(
-                        env, reward, gateway, spec.model, versions.name(step), tasks, eval_seeds, config, concurrency)
-                metrics |= {"rollout_s": rollout_s, "step_s": time.perf_counter() - started,
-                            "rollouts_redone": float(rolled.redone),
-                            # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
-                            "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))} | baseline
-                baseline = {}  # recorded once, with the first step
-                await ctx.complete_step(step, metrics, learner.save)
-        except StepInterrupted:
-            return   # stopped while the env service was down: the last completed step stands
-        finally:
-            await pipeline.close()
-            await versions.unload_all()
+        grpo = GRPOLearner(ctx, run, learner, loss, max(1, int(extra.get("update_epochs", 1))), settings, versions, pipeline)
+        await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))

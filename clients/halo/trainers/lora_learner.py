@@ -429,6 +429,7 @@ async def train_local_lora(ctx: Any) -> None:
     and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
     vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
     must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
+    extra.sample_timeout_s: the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """
@@ -512,7 +513,10 @@ class AdapterPublisher:
         self.gateway = None
         if route:
             services = ctx.services
-            self.gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca)
+            # the deadline of each Sample/LoadAdapter call: vLLM on a loaded CPU answered a first LoRA
+            # chat in over 60 s (the client default); a GPU answers in seconds
+            self.gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
+                                        timeout_s=float(ctx.spec.extra.get("sample_timeout_s", 300.0)))
 
     def name(self, step: int) -> str:
         return f"{self.prefix}-v{step}"

@@ -7,8 +7,9 @@ in HALO's env service exactly as for the embedded backend:
     HaloBrowserDatasetBuilder -> HaloBrowserDataset.get_batch(i) -> [HaloBrowserGroupBuilder]
     HaloBrowserGroupBuilder.make_envs() -> group_size x HaloBrowserEnv (same task, same seed)
     HaloBrowserEnv.initial_observation(): CreateSession + StartEpisode, render the first prompt
-    HaloBrowserEnv.step(tokens): decode, parse (Qwen3-VL computer_use, 0..1000 grid), env Step,
-        reward ScoreTransition; at the end GetState + Evaluate (success bonus)
+    HaloBrowserEnv.step(tokens): decode, parse (Qwen3-VL computer_use, 0..1000 grid), env Step
+        (with the replica's state: include_state), reward ScoreTransition; at the end Evaluate
+        (success bonus) on the last step's state (GetState first on remote sites)
     HaloBrowserGroupBuilder.cleanup(): EndEpisode + CloseSession for every session it opened
 
 Observations are fresh each step, never a growing chat (seeds/000): the system prompt with the
@@ -181,18 +182,15 @@ class HaloBrowserEnv(Env):
         self.summary = EpisodeSummary(self.total_reward, False, len(self.history), self.valid_actions, self.action_tokens, True)
         return EnvFailure(f"{self.task_id} (seed {self.seed}, session {self.session_id or '-'}): {reason}")
 
-    async def _state_json(self) -> str:
-        return (await self.services.env.get_state(self.session_id)).state_json if self.replica else ""
-
     async def initial_observation(self) -> tuple[tinker.ModelInput, list[int] | list[str]]:
         try:
             created = await self.services.env.create_session(
                 self.task_id, seed=self.seed, max_steps=self.config.max_steps, observation=self.obs_options,
-                run_id=self.config.run_id, labels={"trainer": "tinker"},
+                run_id=self.config.run_id, labels={"trainer": "tinker"}, include_state=True,
             )
             self.session_id, self._obs = created.session_id, created.observation
             self.goal, self.site, self.replica = created.task.goal, created.task.site, created.task.replica_available
-            self._before = page_state(self._obs, await self._state_json())
+            self._before = page_state(self._obs, created.state_json)   # a replica's state, "" on remote sites
             await self.services.reward.start_episode(
                 self.session_id, self.task_id, overrides=self.config.reward_overrides, initial=self._before,
             )
@@ -216,17 +214,19 @@ class HaloBrowserEnv(Env):
     async def step(self, action: list[int], *, extra: ActionExtra | None = None) -> StepResult:
         text, parsed = self.parse(action)
         chosen = parsed.action if parsed.action is not None else A.Noop()
+        message = A.action_to_proto(chosen, text)   # once: env, reward and the next prompts' history share it
         step_index = len(self.history)
         self.action_tokens += len(action)
         try:
-            result = await self.services.env.step(self.session_id, chosen, raw_text=text, observation=self.obs_options)
+            # the reply carries a replica's state after the action (include_state): no GetState per step
+            result = await self.services.env.step(self.session_id, message, observation=self.obs_options, include_state=True)
             if result.env_failure:
                 raise self._fail(result.env_failure_reason or "environment failure")
             self._obs, done = result.observation, result.done
-            after = page_state(self._obs, await self._state_json())
+            after = page_state(self._obs, result.state_json)
             breakdown = await self.services.reward.score_transition(
-                self.session_id, step_index, parsed.action, self._before, after, action_ok=result.action_ok,
-                raw_text=text, done=done,
+                self.session_id, step_index, message if parsed.action is not None else None, self._before, after,
+                action_ok=result.action_ok, done=done,
             )
         except InvalidArgument:
             raise
@@ -235,7 +235,7 @@ class HaloBrowserEnv(Env):
         self._before = after
         valid = parsed.valid and result.action_ok
         self.valid_actions += valid
-        self.history.append(PastStep(chosen, result.action_error, text))
+        self.history.append(PastStep(chosen, result.action_error, text, message))
         reward = breakdown.total
         metrics: dict[str, float] = {
             "action_valid": float(valid), "action_parsed": float(parsed.valid),
@@ -254,10 +254,12 @@ class HaloBrowserEnv(Env):
             return StepResult(reward, False, await self._render(), self.renderer.get_stop_sequences(), metrics, logs)
         # the episode is over: score it with the REAL evaluator
         try:
-            state = await self.services.env.get_state(self.session_id)
-            evaluation = await self.services.reward.evaluate(
-                self.task_id, state.state_json, state.final_message, episode_id=self.session_id,
-            )
+            if self.replica:   # the last step's reply holds the final state and message
+                state_json, final_message = result.state_json, result.final_message
+            else:
+                state = await self.services.env.get_state(self.session_id)
+                state_json, final_message = state.state_json, state.final_message
+            evaluation = await self.services.reward.evaluate(self.task_id, state_json, final_message, episode_id=self.session_id)
         except InvalidArgument:
             raise
         except HaloError as exc:

@@ -47,7 +47,7 @@ class GetTaskRequest(_message.Message):
     def __init__(self, task_id: _Optional[str] = ...) -> None: ...
 
 class CreateSessionRequest(_message.Message):
-    __slots__ = ("task_id", "seed", "source", "observation", "max_steps", "run_id", "labels")
+    __slots__ = ("task_id", "seed", "source", "observation", "max_steps", "run_id", "labels", "include_state")
     class LabelsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +62,7 @@ class CreateSessionRequest(_message.Message):
     MAX_STEPS_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     LABELS_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_STATE_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     seed: int
     source: _common_pb2.SiteSource
@@ -69,30 +70,35 @@ class CreateSessionRequest(_message.Message):
     max_steps: int
     run_id: str
     labels: _containers.ScalarMap[str, str]
-    def __init__(self, task_id: _Optional[str] = ..., seed: _Optional[int] = ..., source: _Optional[_Union[_common_pb2.SiteSource, str]] = ..., observation: _Optional[_Union[_common_pb2.ObservationOptions, _Mapping]] = ..., max_steps: _Optional[int] = ..., run_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    include_state: bool
+    def __init__(self, task_id: _Optional[str] = ..., seed: _Optional[int] = ..., source: _Optional[_Union[_common_pb2.SiteSource, str]] = ..., observation: _Optional[_Union[_common_pb2.ObservationOptions, _Mapping]] = ..., max_steps: _Optional[int] = ..., run_id: _Optional[str] = ..., labels: _Optional[_Mapping[str, str]] = ..., include_state: _Optional[bool] = ...) -> None: ...
 
 class CreateSessionResponse(_message.Message):
-    __slots__ = ("session_id", "task", "observation")
+    __slots__ = ("session_id", "task", "observation", "state_json")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    STATE_JSON_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     task: _common_pb2.Task
     observation: _common_pb2.Observation
-    def __init__(self, session_id: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ...) -> None: ...
+    state_json: str
+    def __init__(self, session_id: _Optional[str] = ..., task: _Optional[_Union[_common_pb2.Task, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., state_json: _Optional[str] = ...) -> None: ...
 
 class StepRequest(_message.Message):
-    __slots__ = ("session_id", "action", "observation")
+    __slots__ = ("session_id", "action", "observation", "include_state")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_STATE_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     action: _common_pb2.Action
     observation: _common_pb2.ObservationOptions
-    def __init__(self, session_id: _Optional[str] = ..., action: _Optional[_Union[_common_pb2.Action, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.ObservationOptions, _Mapping]] = ...) -> None: ...
+    include_state: bool
+    def __init__(self, session_id: _Optional[str] = ..., action: _Optional[_Union[_common_pb2.Action, _Mapping]] = ..., observation: _Optional[_Union[_common_pb2.ObservationOptions, _Mapping]] = ..., include_state: _Optional[bool] = ...) -> None: ...
 
 class StepResponse(_message.Message):
-    __slots__ = ("observation", "action_ok", "action_error", "done", "termination", "env_failure", "env_failure_reason", "action_duration", "observation_duration")
+    __slots__ = ("observation", "action_ok", "action_error", "done", "termination", "env_failure", "env_failure_reason", "action_duration", "observation_duration", "state_json", "final_message")
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     ACTION_OK_FIELD_NUMBER: _ClassVar[int]
     ACTION_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -102,6 +108,8 @@ class StepResponse(_message.Message):
     ENV_FAILURE_REASON_FIELD_NUMBER: _ClassVar[int]
     ACTION_DURATION_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_DURATION_FIELD_NUMBER: _ClassVar[int]
+    STATE_JSON_FIELD_NUMBER: _ClassVar[int]
+    FINAL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     observation: _common_pb2.Observation
     action_ok: bool
     action_error: str
@@ -111,7 +119,9 @@ class StepResponse(_message.Message):
     env_failure_reason: str
     action_duration: _duration_pb2.Duration
     observation_duration: _duration_pb2.Duration
-    def __init__(self, observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., action_ok: _Optional[bool] = ..., action_error: _Optional[str] = ..., done: _Optional[bool] = ..., termination: _Optional[_Union[Termination, str]] = ..., env_failure: _Optional[bool] = ..., env_failure_reason: _Optional[str] = ..., action_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., observation_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+    state_json: str
+    final_message: str
+    def __init__(self, observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., action_ok: _Optional[bool] = ..., action_error: _Optional[str] = ..., done: _Optional[bool] = ..., termination: _Optional[_Union[Termination, str]] = ..., env_failure: _Optional[bool] = ..., env_failure_reason: _Optional[str] = ..., action_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., observation_duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., state_json: _Optional[str] = ..., final_message: _Optional[str] = ...) -> None: ...
 
 class GetObservationRequest(_message.Message):
     __slots__ = ("session_id", "observation")

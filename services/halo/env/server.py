@@ -104,6 +104,14 @@ class EnvServicer(rpc.EnvServiceServicer):
             request.task_id, seed=request.seed, source=_source(request.source), max_steps=request.max_steps,
             run_id=request.run_id, labels=dict(request.labels), options=observe_options(request.observation),
         )
+        state_json = ""
+        if request.include_state:
+            try:
+                state_json = await self.manager.replica_state(session.id)
+            except BaseException:
+                # the reply will not reach the client: free the slot now (as for an expired deadline below)
+                await self.manager.close_session(session.id, reason="abandoned")
+                raise
         remaining = context.time_remaining()
         if remaining is not None and remaining <= 0:
             # The deadline passed just as the setup finished (too late for a cancellation): the reply
@@ -111,7 +119,8 @@ class EnvServicer(rpc.EnvServiceServicer):
             await self.manager.close_session(session.id, reason="abandoned")
             raise DeadlineExceeded(f"the session for {request.task_id} was ready after the client's deadline")
         return pb.CreateSessionResponse(
-            session_id=session.id, task=task_to_proto(session.task), observation=observation_to_proto(obs)
+            session_id=session.id, task=task_to_proto(session.task), observation=observation_to_proto(obs),
+            state_json=state_json,
         )
 
     @translate_errors
@@ -123,12 +132,13 @@ class EnvServicer(rpc.EnvServiceServicer):
             action = action_from_proto(request.action)
         except ActionConversionError as exc:
             raise InvalidArgument(str(exc)) from exc
-        out = await self.manager.step(request.session_id, action, observe_options(request.observation))
+        out = await self.manager.step(request.session_id, action, observe_options(request.observation), request.include_state)
         response = pb.StepResponse(
             action_ok=out.action_ok, action_error=out.action_error, done=out.done,
             termination=_TERMINATIONS[out.termination], env_failure=out.env_failure,
             env_failure_reason=out.env_failure_reason,
             action_duration=_duration(out.action_s), observation_duration=_duration(out.observe_s),
+            state_json=out.state_json, final_message=out.final_message,
         )
         if out.observation is not None:
             response.observation.CopyFrom(observation_to_proto(out.observation))
@@ -191,4 +201,5 @@ class EnvServicer(rpc.EnvServiceServicer):
 def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
     manager = SessionManager(settings, registry or default_registry())
     return grpc_service("env", pb.DESCRIPTOR.services_by_name["EnvService"], rpc.add_EnvServiceServicer_to_server,
-                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close)
+                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close,
+                        readiness=manager.readiness)

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 
+import httpx
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
@@ -62,6 +63,8 @@ class StepOutcome:
     env_failure_reason: str = ""
     action_s: float = 0.0
     observe_s: float = 0.0
+    state_json: str = ""               # the site's state after the action, when asked for (replicas)
+    final_message: str = ""            # the final answer, once it ended the episode
 
 
 @dataclass
@@ -135,6 +138,20 @@ class SessionManager:
     async def start(self) -> None:
         await self.pool.start()
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def readiness(self) -> str:
+        """Why new replica sessions cannot be served now ("" when they can): the sites server does
+        not answer. The env service's health status follows it, so a trainer whose episodes failed
+        because the sites server went away waits for it to come back instead of rolling its step
+        out again into the same outage."""
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as http:
+                response = await http.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
+        except httpx.HTTPError as exc:
+            return f"the sites server at {self.settings.sites_url} does not answer: {exc!r}"
+        if response.status_code != 200:
+            return f"the sites server at {self.settings.sites_url} answered HTTP {response.status_code}"
+        return ""
 
     async def close(self) -> None:
         if self._reaper is not None:
@@ -236,10 +253,13 @@ class SessionManager:
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
         try:
             return session, await self._observe(session, options)
-        except BaseException:
+        except BaseException as exc:
             # The caller never learns the id (its deadline expired and the call was cancelled, or the
             # first observation failed): close now instead of holding the slot until the idle TTL.
             await asyncio.shield(self.close_session(session.id, reason="abandoned"))
+            if isinstance(exc, PlaywrightError):   # the browser died under the new session: an env failure
+                metrics.ENV_FAILURES.labels("setup").inc()
+                raise Unavailable(f"could not observe the new session of task {task.id}: {str(exc).splitlines()[0]}") from exc
             raise
 
     def _watch(self, session: Session) -> None:
@@ -286,7 +306,10 @@ class SessionManager:
         await self.close_session(session.id, reason="env_failure")
         return StepOutcome(None, False, "", True, Termination.ENV_FAILURE, True, reason)
 
-    async def step(self, session_id: str, action: A.Action, options: ObserveOptions = ObserveOptions()) -> StepOutcome:
+    async def step(self, session_id: str, action: A.Action, options: ObserveOptions = ObserveOptions(),
+                   include_state: bool = False) -> StepOutcome:
+        """Execute `action` and observe; with `include_state`, also read a replica's state JSON (what the
+        reward service scores each transition on), so a client needs no GetState per step."""
         session = self.get(session_id)
         async with session.lock:
             session.touch()
@@ -331,10 +354,17 @@ class SessionManager:
             except PlaywrightError as exc:
                 self._check_alive(session)
                 return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
+            state_json = ""
+            if include_state:
+                try:
+                    state_json = await self._replica_state(session)
+                except Unavailable as exc:   # the grader's state is unreadable: the environment failed
+                    return await self._fail(session, session.env_failure or f"state: {str(exc).splitlines()[0]}")
             outcome = "ok" if not error else "error"
             metrics.STEPS.labels(session.task.site, kind, outcome).inc()
             metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
-            return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s)
+            return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s,
+                               state_json=state_json, final_message=session.final_message if session.done else "")
 
     def _infrastructure_fault(self, session: Session, action: A.Action, error: str) -> str:
         """Why the environment, not the agent, failed this action ("" when it did not)."""
@@ -384,6 +414,22 @@ class SessionManager:
                 state_json, session.final_message, session.done, session.termination, session.step_index,
                 session.task.id, session.source,
             )
+
+    async def replica_state(self, session_id: str) -> str:
+        """The state JSON of a replica session, "" on a remote site (CreateSession's include_state)."""
+        session = self.get(session_id)
+        async with session.lock:
+            session.touch()
+            return await self._replica_state(session)
+
+    async def _replica_state(self, session: Session) -> str:
+        """The state JSON of a replica session ("" on a remote site: its /finish is a page to load, GetState's job)."""
+        if session.source is not Source.REPLICA:
+            return ""
+        try:
+            return await self._fetch_finish(session)
+        except PlaywrightError as exc:
+            raise Unavailable(f"cannot read the site's /finish state: {str(exc).splitlines()[0]}") from exc
 
     async def _fetch_finish(self, session: Session) -> str:
         finish_url = f"{session.base_url}/finish"

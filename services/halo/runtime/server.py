@@ -40,17 +40,22 @@ class ServiceSpec:
     on_start: Callable[[], Awaitable[None]] | None = None
     on_stop: Callable[[], Awaitable[None]] | None = None
     core: Any = None                                 # the service's core object (tests, benchmarks)
+    #: why the service cannot serve its RPCs now ("" when it can), polled every READINESS_INTERVAL_S:
+    #: it sets the health status of the service's gRPC names (readiness: the env service without its
+    #: sites server), while the process's own status "" stays SERVING (liveness: it is up)
+    readiness: Callable[[], Awaitable[str]] | None = None
 
 
 def grpc_service(
     name: str, service: Any, add_servicer: Callable[[Any, grpc.aio.Server], None], servicer: Any, core: Any, *,
     on_start: Callable[[], Awaitable[None]] | None = None, on_stop: Callable[[], Awaitable[None]] | None = None,
+    readiness: Callable[[], Awaitable[str]] | None = None,
 ) -> ServiceSpec:
     """The ServiceSpec of one gRPC service: `service` is its descriptor (`pb.DESCRIPTOR.services_by_name[...]`),
     `add_servicer` the generated `add_…Servicer_to_server`. Every HALO server's `build_service` ends here."""
     return ServiceSpec(
         name=name, grpc_service_names=[service.full_name], register=lambda server: add_servicer(servicer, server),
-        on_start=on_start, on_stop=on_stop, core=core,
+        on_start=on_start, on_stop=on_stop, core=core, readiness=readiness,
     )
 
 
@@ -99,6 +104,7 @@ class RunningService:
     metrics_port: int | None
     _metrics_httpd: object | None = None
     _stopped: bool = field(default=False)
+    _readiness: asyncio.Task | None = None
 
     @property
     def target(self) -> str:
@@ -111,6 +117,8 @@ class RunningService:
         self._stopped = True
         grace = self.settings.shutdown_grace_s if grace is None else grace
         log.info("service stopping", service=self.spec.name, grace_s=grace)
+        if self._readiness is not None:
+            self._readiness.cancel()
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         if self.spec.on_stop is not None:
@@ -159,7 +167,38 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info("service started", service=spec.name, grpc=f"{settings.host}:{port}",
              tls=credentials is not None, auth=bool(settings.auth_token), metrics_port=metrics_port)
-    return RunningService(spec, settings, server, health_servicer, port, metrics_port, httpd)
+    running = RunningService(spec, settings, server, health_servicer, port, metrics_port, httpd)
+    if spec.readiness is not None:
+        running._readiness = asyncio.get_running_loop().create_task(_track_readiness(spec, health_servicer))
+    return running
+
+
+READINESS_INTERVAL_S = 1.0
+#: probes in a row that must fail before the service is NOT_SERVING: on a loaded machine one probe
+#: can time out against a dependency that is up, and an outage lasts longer than that
+READINESS_FAILURES = 2
+
+
+async def _track_readiness(spec: ServiceSpec, health_servicer: health.aio.HealthServicer) -> None:
+    """Keep the health status of the service's names in step with `spec.readiness`; log each change."""
+    assert spec.readiness is not None
+    serving, failures = True, 0
+    while True:
+        try:
+            why = await spec.readiness()
+        except Exception as exc:   # a probe that fails says the service is not ready, it does not stop probing
+            why = f"readiness probe failed: {exc}"
+        failures = failures + 1 if why else 0
+        if serving != (failures < READINESS_FAILURES):
+            serving = not serving
+            status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+            for name in spec.grpc_service_names:
+                await health_servicer.set(name, status)
+            if serving:
+                log.info("service ready again", service=spec.name)
+            else:
+                log.warning("service not ready", service=spec.name, reason=why)
+        await asyncio.sleep(READINESS_INTERVAL_S)
 
 
 async def serve_until_signalled(spec: ServiceSpec, settings: ServiceSettings) -> None:

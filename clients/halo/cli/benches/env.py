@@ -33,7 +33,7 @@ TASK = "playground-name"
 
 @dataclass
 class BenchResult:
-    mode: str                  # "service" | "raw" | "agisdk" | "service+getstate"
+    mode: str                  # "service" | "raw" | "agisdk" | "service+state" | "service+getstate"
     sessions: int
     steps: int
     seconds: float
@@ -69,8 +69,9 @@ def _loop_actions(name_bid: str, plan_bid: str) -> list[A.Action]:
 
 async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id,
                          mode: str = "service") -> BenchResult:
-    """`service`: Step only. `service+getstate`: Step, then GetState for the site's state JSON,
-    the round trip an episode made per step before Step could return that state itself."""
+    """`service`: Step only. `service+state`: Step with include_state, the reply carrying the site's
+    state JSON the reward service needs (what an episode does). `service+getstate`: Step, then
+    GetState for that state: the round trip an episode made per step before include_state."""
     from halo.client.env import observation_options
 
     opts = observation_options(image_format, 80)
@@ -85,7 +86,7 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
         loop = _loop_actions(name, plan)
         for i in range(steps):
             t = time.perf_counter()
-            r = await env.step(c.session_id, loop[i % len(loop)], observation=opts)
+            r = await env.step(c.session_id, loop[i % len(loop)], observation=opts, include_state=mode == "service+state")
             if mode == "service+getstate":
                 await env.get_state(c.session_id)
             latencies.append(time.perf_counter() - t)
@@ -176,7 +177,7 @@ async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: in
                        _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
 
 
-MODES = ("service", "raw", "agisdk", "service+getstate")
+MODES = ("service", "raw", "agisdk", "service+state", "service+getstate")
 
 
 async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",

@@ -44,6 +44,7 @@ from halo.client.env import EnvClient, observation_options
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient, page_state
 from halo.errors import HaloError, Unavailable
+from halo.v1 import common_pb2 as cpb
 from halo.trainers.mcts.tree import (
     Edge, MCTSConfig, Node, QBounds, SearchResult, SearchStats, backup, fingerprint, iter_nodes, select_edge,
 )
@@ -81,17 +82,16 @@ class TreeSearch:
         """A session on (task, seed) and the root node (its snapshot taken)."""
         cfg = self.config
         created = await self.env.create_session(task_id, seed=seed, max_steps=cfg.max_depth, observation=self.options,
-                                                run_id=cfg.run_id, labels={"trainer": "mcts"})
+                                                run_id=cfg.run_id, labels={"trainer": "mcts"}, include_state=True)
         self._session, self._task_id, self._seed, self.goal = created.session_id, task_id, seed, created.task.goal
         if not created.task.replica_available:
             await self.close()
             raise HaloError(f"MCTS needs snapshots, which only local replicas have; task {task_id} has none")
         obs = created.observation
-        state = await self.env.get_state(self._session)
         snapshot = await self.env.snapshot(self._session)
         root = Node(self._next_id(), 0, PolicyContext(created.task.goal, page_from_proto(obs)),
-                    page_state(obs, state.state_json), fingerprint(obs), snapshot_id=snapshot.snapshot_id,
-                    state_json=state.state_json)
+                    page_state(obs, created.state_json), fingerprint(obs), snapshot_id=snapshot.snapshot_id,
+                    state_json=created.state_json)
         self.root = self._at = root
         return root
 
@@ -177,7 +177,7 @@ class TreeSearch:
             node.widenings += 1
         target = min(cfg.children, cfg.children_cap - len(node.edges))
         seen = {e.action for e in node.edges}
-        fresh: list[tuple[A.Action, str, float]] = []
+        fresh: list[tuple[A.Action, str, float, cpb.Action]] = []   # action, text, logprob, its proto
         for round_ in range(1 + cfg.resample_rounds):
             seed = random.Random(f"{cfg.seed}:{self._task_id}:{node.id}:{node.widenings}:{round_}").randrange(1, 2**31)
             response = await self.gateway.sample(self.model, input=node.context, n=cfg.children,
@@ -191,25 +191,27 @@ class TreeSearch:
                 if action in seen:
                     continue
                 seen.add(action)
-                fresh.append((action, c.text, sum(c.logprobs)))
+                fresh.append((action, c.text, sum(c.logprobs), c.action))
                 if len(fresh) >= target:
                     break
             if len(fresh) >= target:
                 break
         if fresh:
-            verdict = await self.gateway.critique(node.context, [a for a, _, _ in fresh], model=cfg.critic_model)
+            verdict = await self.gateway.critique(node.context, [m for _, _, _, m in fresh], model=cfg.critic_model)
             self.stats.critic_calls += 1
             self.stats.critic_unparsed += not verdict.parsed
             self.critic_route = verdict.model
-            for (action, text, logprob), score in zip(fresh, verdict.scores, strict=True):
-                node.edges.append(Edge(node, action, text, logprob, float(score)))
+            for (action, text, logprob, message), score in zip(fresh, verdict.scores, strict=True):
+                node.edges.append(Edge(node, action, text, logprob, float(score), message=message))
         node.expanded = True
         self.stats.expansions += 1
 
     # --- moving the session around the tree ----------------------------------------------------
 
-    async def _step(self, action: A.Action, text: str, session: str = "") -> Any:
-        result = await self.env.step(session or self._session, action, raw_text=text, observation=self.options)
+    async def _step(self, action: A.Action | cpb.Action, text: str = "", session: str = "", include_state: bool = False) -> Any:
+        """One action (a proto goes as it is); `include_state`: the reply carries the replica's state."""
+        result = await self.env.step(session or self._session, action, raw_text=text, observation=self.options,
+                                     include_state=include_state)
         if result.env_failure:
             raise EnvFailure(result.env_failure_reason or "environment failure")
         return result
@@ -233,7 +235,7 @@ class TreeSearch:
         if edge is None or not await self.reach(edge.parent):
             node.frozen = True
             return False
-        result = await self._step(edge.action, edge.text)
+        result = await self._step(edge.action_message())
         self.stats.replays += 1
         self._at = None
         if fingerprint(result.observation) != node.fingerprint:
@@ -245,17 +247,15 @@ class TreeSearch:
 
     async def execute(self, edge: Edge) -> Node | None:
         """Take a new edge: its child state, its path-faithful reward, the evaluation of the new state."""
-        cfg = self.config
         parent = edge.parent
         if isinstance(edge.action, HISTORY_ACTIONS):
             return await self._execute_in_side_session(edge)
         if not await self.reach(parent):
             return None
-        result = await self._step(edge.action, edge.text)
+        result = await self._step(edge.action_message(), include_state=True)
         self.stats.env_steps += 1
         self._at = None
-        state = await self.env.get_state(self._session)
-        child = await self._child(edge, result, state)
+        child = await self._child(edge, result)
         if not child.terminal:
             child.snapshot_id = (await self.env.snapshot(self._session)).snapshot_id
         self._at = child
@@ -271,32 +271,31 @@ class TreeSearch:
         side = created.session_id
         try:
             for step in edge.parent.path_history:
-                await self._step(step.action, step.raw_text, side)
+                await self._step(step.message if step.message is not None else step.action, step.raw_text, side)
             self.stats.replays += len(edge.parent.path_history)
-            result = await self._step(edge.action, edge.text, side)
+            result = await self._step(edge.action_message(), session=side, include_state=True)
             self.stats.env_steps += 1
             self.stats.side_sessions += 1
-            state = await self.env.get_state(side)
         finally:
             try:
                 await self.env.close_session(side)
             except HaloError:
                 pass
-        child = await self._child(edge, result, state)
+        child = await self._child(edge, result)
         child.frozen = True
         return child
 
-    async def _child(self, edge: Edge, result: Any, state: Any) -> Node:
-        """The node an executed edge led to, with its reward and evaluation."""
+    async def _child(self, edge: Edge, result: Any) -> Node:
+        """The node an executed edge led to (`result`: its Step reply, with the state), with its reward and evaluation."""
         cfg = self.config
         parent = edge.parent
         obs = result.observation
-        history = parent.path_history + (PastStep(edge.action, result.action_error, edge.text),)
+        history = parent.path_history + (PastStep(edge.action, result.action_error, edge.text, edge.action_message()),)
         child = Node(
             self._next_id(), parent.depth + 1,
             PolicyContext(parent.context.goal, page_from_proto(obs), history[-cfg.history_steps:] if cfg.history_steps else ()),
-            page_state(obs, state.state_json), fingerprint(obs), parent_edge=edge, path_history=history,
-            state_json=state.state_json, final_message=state.final_message, done=result.done,
+            page_state(obs, result.state_json), fingerprint(obs), parent_edge=edge, path_history=history,
+            state_json=result.state_json, final_message=result.final_message, done=result.done,
         )
         edge.child, edge.action_ok, edge.action_error = child, result.action_ok, result.action_error
         await self._score(child)
@@ -322,8 +321,8 @@ class TreeSearch:
             for i, edge in enumerate(path):
                 assert edge.child is not None
                 breakdown = await self.reward.score_transition(
-                    episode_id, i, edge.action, edge.parent.page, edge.child.page, action_ok=edge.action_ok,
-                    raw_text=edge.text, done=edge.child.done,
+                    episode_id, i, edge.action_message(), edge.parent.page, edge.child.page, action_ok=edge.action_ok,
+                    done=edge.child.done,
                 )
             assert breakdown is not None
             last = path[-1]

@@ -48,10 +48,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import random
-import time
 from pathlib import Path
 from typing import Any
+
+import tinker   # already loaded with halo.trainers.tinker_train (tinker_env's cookbook types)
 
 from halo.agent.formats import ActionFormat
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, PromptOptions
@@ -63,10 +63,11 @@ from halo.rollout.episode import RolloutConfig
 from halo.rollout.tasks import expand_tasks
 from halo.runs.context import RunContext
 from halo.runs.spec import RunSpec
-from halo.trainers.grpo import evaluate_greedy
-from halo.trainers.mcts.preferences import labeled_comparisons, preference_pairs
-from halo.trainers.mcts.search import MODE, config_from_spec, search, search_metrics
-from halo.trainers.mcts.tree import SearchResult
+from halo.trainers.learner import GatewayRun, run_steps
+from halo.trainers.mcts.learner import MCTSLearner, search_summary
+from halo.trainers.mcts.preferences import labeled_comparisons
+from halo.trainers.mcts.search import MODE, config_from_spec, search_metrics
+from halo.trainers.mcts.tree import MCTSConfig, SearchResult
 from halo.trainers.tinker_train import (
     CHECKPOINT_INFO,
     model_name_for,
@@ -187,9 +188,62 @@ def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return info, adapter
 
 
+class TinkerMCTSLearner(MCTSLearner):
+    """DPO on the hosted LoRA: the cookbook's datums and loss, one forward_backward_custom +
+    optim_step per pass, a Tinker checkpoint per step whose sampler weights the gateway loads."""
+
+    def __init__(self, spec: RunSpec, run: GatewayRun, config: MCTSConfig, *, training: Any, reference: Any,
+                 reference_path: str, renderer: Any, renderer_name: str, model: str, log_path: Path) -> None:
+        extra = spec.extra
+        super().__init__(spec, run, config, float(extra.get("pair_margin", 0.05)))
+        self.training, self.reference, self.reference_path = training, reference, reference_path
+        self.renderer, self.renderer_name, self.model, self.log_path = renderer, renderer_name, model, log_path
+        self.options = prompt_options_for(spec)
+        self.beta = float(extra.get("dpo_beta", 0.1))
+        self.update_epochs = max(1, int(extra.get("update_epochs", 1)))
+        self.max_length = int(extra["max_length"]) if extra.get("max_length") else None
+        self.ttl = int(extra["checkpoint_ttl_s"]) if extra.get("checkpoint_ttl_s") else None
+        self.adam = tinker.AdamParams(learning_rate=spec.learning_rate, beta1=float(extra.get("adam_beta1", 0.9)),
+                                      beta2=float(extra.get("adam_beta2", 0.95)), eps=float(extra.get("adam_eps", 1e-8)))
+        self._paths: dict[str, str] = {}    # the last step's Tinker checkpoint (state + sampler)
+
+    async def learn(self, step: int, batch: list[SearchResult]) -> dict[str, float]:
+        from tinker_cookbook import checkpoint_utils   # lazy: tinker-cookbook (torch) only for a Tinker run
+
+        spec = self.spec
+        pairs = self.pairs(batch)
+        comparisons = labeled_comparisons(pairs, prompt_options=self.options)
+        datums = await asyncio.to_thread(dpo_datums, self.renderer, comparisons, self.max_length)
+        update: dict[str, float] = {"pairs": float(len(pairs)), "dpo_datums": float(len(datums)),
+                                    "dpo_tokens": float(sum(d.model_input.length for d in datums)),
+                                    "learning_rate": spec.learning_rate}
+        if datums:
+            ref = await reference_logprobs(self.reference, datums)
+            for _ in range(self.update_epochs):
+                update |= await dpo_step(self.training, datums, ref, self.beta, self.adam)
+            update["dpo_updates"] = float(self.update_epochs)
+        self._paths = await checkpoint_utils.save_checkpoint_async(
+            self.training, f"{step:06d}", str(self.log_path), {"batch": step}, kind="both", ttl_seconds=self.ttl)
+        await self.publish(path=self._paths["sampler_path"])   # the next step samples the new weights
+        return search_metrics(batch) | update
+
+    def checkpoint(self, step: int, batch: list[SearchResult]):
+        summary = search_summary(batch)
+        described = {"mode": MODE, "backend": "tinker", "route": self.run.route, "adapter": self.run.adapter,
+                     "base_model": self.model, "renderer": self.renderer_name, "lora_rank": self.spec.lora_rank,
+                     "sampler_path": self._paths["sampler_path"], "state_path": self._paths.get("state_path", ""),
+                     "reference_sampler_path": self.reference_path, "loss": "dpo", "dpo_beta": self.beta}
+
+        def save(folder: Path) -> None:
+            save_tinker_checkpoint(self.log_path, step, self.model, folder)
+            (folder / ADAPTER_INFO).write_text(json.dumps(described, indent=2))
+            (folder / "search.json").write_text(json.dumps(summary, indent=2))
+
+        return save
+
+
 async def train_mcts_tinker(ctx: RunContext) -> None:
     """kind=mcts, backend=tinker: search with the current Tinker weights -> pairs -> DPO on Tinker."""
-    import tinker
     from tinker_cookbook import checkpoint_utils
 
     spec = ctx.spec
@@ -202,19 +256,9 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
     extra = spec.extra
     model = model_name_for(spec)
     route = route_for(spec)
-    adapter = f"run-{ctx.run_id}"
     config = search_config_for(spec, ctx.run_id)
     options = prompt_options_for(spec)
-    beta = float(extra.get("dpo_beta", 0.1))
-    margin = float(extra.get("pair_margin", 0.05))
-    update_epochs = max(1, int(extra.get("update_epochs", 1)))
-    max_length = int(extra["max_length"]) if extra.get("max_length") else None
     ttl = int(extra["checkpoint_ttl_s"]) if extra.get("checkpoint_ttl_s") else None
-    concurrency = max(1, int(extra.get("concurrency", spec.groups_per_batch)))
-    eval_every = int(extra.get("eval_every", 0))
-    eval_seeds = [int(s) for s in extra.get("eval_seeds", [1001, 1002])]
-    adam = tinker.AdamParams(learning_rate=spec.learning_rate, beta1=float(extra.get("adam_beta1", 0.9)),
-                             beta2=float(extra.get("adam_beta2", 0.95)), eps=float(extra.get("adam_eps", 1e-8)))
     log_path = ctx.run_dir / "tinker"
     log_path.mkdir(parents=True, exist_ok=True)
     sync_cookbook_checkpoints(log_path, ctx.start_step, ctx.last_checkpoint)
@@ -241,70 +285,16 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
             PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
-        tasks = await expand_tasks(env, spec.task_ids)
-        await gateway.load_adapter(route, adapter, path=sampler_path)
         rollout_config = RolloutConfig(max_steps=config.max_depth, screenshots=config.screenshots,
                                        reward_overrides=spec.reward_overrides, run_id=ctx.run_id,
                                        history_steps=options.history_steps)
+        run = GatewayRun(env, reward, gateway, route, f"run-{ctx.run_id}", await expand_tasks(env, spec.task_ids),
+                         [int(s) for s in extra.get("eval_seeds", [1001, 1002])], rollout_config,
+                         max(1, int(extra.get("concurrency", spec.groups_per_batch))))
+        mcts = TinkerMCTSLearner(spec, run, config, training=training, reference=reference, reference_path=reference_path,
+                                 renderer=renderer, renderer_name=renderer_name, model=model, log_path=log_path)
+        await mcts.publish(path=sampler_path)
         ctx.log(f"MCTS on Tinker: {model} via route {route!r}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}; "
                 f"{config.simulations} simulations, K={config.children}, c={config.ucb_c}, alpha={config.alpha}, "
-                f"depth {config.max_depth}; critic route {config.critic_model!r}; DPO beta={beta}")
-        baseline: dict[str, float] = {}
-        if eval_every and ctx.start_step == 0:
-            baseline["eval_success_rate_untrained"] = await evaluate_greedy(
-                env, reward, gateway, route, adapter, tasks, eval_seeds, rollout_config, concurrency)
-        limit = asyncio.Semaphore(concurrency)
-        try:
-            for step in range(ctx.start_step + 1, spec.total_steps + 1):
-                if ctx.stop_requested():
-                    return
-                started = time.perf_counter()
-                rng = random.Random(f"{spec.seed}:{step}")  # the batch of a step is the same after a resume
-                batch = [(rng.choice(tasks), rng.randrange(1_000)) for _ in range(spec.groups_per_batch)]
-
-                async def one(task_id: str, seed: int, step: int = step) -> SearchResult:
-                    async with limit:
-                        step_config = dataclasses.replace(config, seed=config.seed * 1_000_003 + step)
-                        return await search(env, reward, gateway, route, adapter, task_id, seed, step_config)
-
-                results = await asyncio.gather(*(one(t, s) for t, s in batch))
-                pairs = [p for r in results if not r.env_failure for p in preference_pairs(r, margin=margin)]
-                comparisons = labeled_comparisons(pairs, prompt_options=options)
-                datums = await asyncio.to_thread(dpo_datums, renderer, comparisons, max_length)
-                update: dict[str, float] = {"pairs": float(len(pairs)), "dpo_datums": float(len(datums)),
-                                            "dpo_tokens": float(sum(d.model_input.length for d in datums)),
-                                            "learning_rate": spec.learning_rate}
-                if datums:
-                    ref = await reference_logprobs(reference, datums)
-                    for _ in range(update_epochs):
-                        update |= await dpo_step(training, datums, ref, beta, adam)
-                    update["dpo_updates"] = float(update_epochs)
-                paths = await checkpoint_utils.save_checkpoint_async(
-                    training, f"{step:06d}", str(log_path), {"batch": step}, kind="both", ttl_seconds=ttl)
-                sampler_path = paths["sampler_path"]
-                await gateway.load_adapter(route, adapter, path=sampler_path)   # the next step samples the new weights
-                metrics = search_metrics(results) | update
-                if eval_every and (step % eval_every == 0 or step == spec.total_steps):
-                    metrics["eval_success_rate"] = await evaluate_greedy(
-                        env, reward, gateway, route, adapter, tasks, eval_seeds, rollout_config, concurrency)
-                metrics |= {"step_s": time.perf_counter() - started} | baseline
-                baseline = {}
-                summary = [{"task_id": r.task_id, "seed": r.seed, "success": r.success, "found": r.found,
-                            "env_failure": r.env_failure, "critic_route": r.critic_route,
-                            "stats": r.stats.as_dict(), "best_path": r.describe_best_path()} for r in results]
-                described = {"mode": MODE, "backend": "tinker", "route": route, "adapter": adapter, "base_model": model,
-                             "renderer": renderer_name, "lora_rank": spec.lora_rank, "sampler_path": sampler_path,
-                             "state_path": paths.get("state_path", ""), "reference_sampler_path": reference_path,
-                             "loss": "dpo", "dpo_beta": beta}
-
-                def save(folder: Path, step: int = step, summary=summary, described=described) -> None:
-                    save_tinker_checkpoint(log_path, step, model, folder)
-                    (folder / ADAPTER_INFO).write_text(json.dumps(described, indent=2))
-                    (folder / "search.json").write_text(json.dumps(summary, indent=2))
-
-                await ctx.complete_step(step, metrics, save)
-        finally:
-            try:
-                await gateway.unload_adapter(route, adapter)
-            except Exception:
-                pass  # the gateway may be gone; its adapters die with it
+                f"depth {config.max_depth}; critic route {config.critic_model!r}; DPO beta={mcts.beta}")
+        await run_steps(ctx, mcts, int(extra.get("eval_every", 0)))

@@ -92,6 +92,11 @@ class Edge:
     action_error: str = ""
     visits: int = 0
     value_sum: float = 0.0
+    #: the action's proto as the gateway sent it (raw text included): env, reward and critic get it as it is
+    message: cpb.Action | None = field(default=None, repr=False)
+
+    def action_message(self) -> cpb.Action:
+        return self.message if self.message is not None else A.action_to_proto(self.action, self.text)
 
     @property
     def q_mcts(self) -> float:

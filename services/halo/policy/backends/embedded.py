@@ -14,7 +14,7 @@ from pathlib import Path
 
 from halo.agent.actions import Action
 from halo.agent.context import PolicyContext
-from halo.embedded.policy import EmbeddedPolicy, ScoringHead, SentenceEncoder, WeightsError, head_from_bytes
+from halo.embedded.policy import EmbeddedPolicy, ScoringHead, WeightsError, head_from_bytes, shared_encoder
 from halo.agent.prompt import Prompt
 from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams
 from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound
@@ -56,7 +56,7 @@ class EmbeddedBackend(Backend):
         options = self.route.embedded
 
         def load() -> tuple[EmbeddedPolicy, ScoringHead]:
-            encoder = SentenceEncoder(options.encoder_path)
+            encoder = shared_encoder(options.encoder_path)
             if options.weights_path:
                 head = head_from_bytes(Path(options.weights_path).read_bytes())
             else:
