@@ -300,8 +300,7 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
             return 1
         vllm_model = _vllm_model(run_dir, vllm_model, out)
     if ports == "default" or running:
-        busy = [f"{n}:{p}" for pl in plan.values() if not pl.skip and pl.name not in running
-                for n, p in ((pl.name, pl.port), (pl.name, pl.metrics_port)) if p is not None and _port_busy(p)]
+        busy = _busy_ports(plan, running)
         if busy:
             out(f"halo up: ports in use: {', '.join(busy)} (another `halo up`? try `--ports free`)")
             return 1
@@ -311,13 +310,7 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
     for volume in desc.volumes:
         Path(where.volumes[volume]).mkdir(parents=True, exist_ok=True)
     state.save()
-    for name, planned in plan.items():
-        if planned.skip:
-            out(f"{name:<11} skipped: {planned.skip}")
-        elif desc.services[name].is_halo:
-            for key in unknown_settings(desc, name, planned.flags):
-                out(f"{name:<11} warning: setting {key!r} of deploy/services.yaml is not a flag of `halo serve {name}`")
-    import psutil
+    _report_plan(desc, plan, out)
 
     # Start every service whose hard dependencies are healthy, all at once (Prometheus last: it
     # scrapes what runs); addresses of optional peers (`uses`) are known from the plan already.
@@ -328,52 +321,22 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
     healthy: set[str] = set(running)
     while pending or not set(procs) <= healthy:
         for name in list(pending):
-            svc = desc.services[name]
-            ready = set(svc.depends_on) <= healthy
+            ready = set(desc.services[name].depends_on) <= healthy
             if name == "prometheus":
                 ready = ready and not [n for n in pending if n != name] and set(procs) <= healthy
             if not ready:
                 continue
             pending.remove(name)
-            planned = plan[name]
-            if name == "prometheus":
-                scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
-                config = deployspec.render_prometheus(desc, scraped, scrape_interval)
-                Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
-            cmd, env = _command(desc, name, where, vllm_model)
-            log_path = run_dir / "logs" / f"{name}.log"
-            with open(log_path, "ab") as log:
-                proc = subprocess.Popen(
-                    cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            state.services[name] = {
-                "pid": proc.pid, "create_time": psutil.Process(proc.pid).create_time(), "protocol": svc.protocol,
-                "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
-                "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
-            }
-            # in start order, services that kept running included: `halo down` stops dependents first
-            state.services = {n: state.services[n] for n in plan if n in state.services}
-            state.save()
+            proc = _start(desc, name, plan, where, state, vllm_model, scrape_interval)
             # a vLLM start is minutes on a loaded CPU machine, not seconds
             procs[name] = (proc, time.monotonic() + (max(timeout_s, 300.0) if name == "vllm" else timeout_s))
         for name, (proc, deadline) in procs.items():
             if name in healthy:
                 continue
-            entry = state.services[name]
-            health = f"exited with code {proc.returncode}" if proc.poll() is not None else _health_of(entry, timeout_s=2.0)
-            if health == "SERVING":
+            verdict = _started_health(name, proc, deadline, state.services[name], timeout_s, out)
+            if verdict == "up":
                 healthy.add(name)
-                address = f"{LOCAL_HOST}:{entry['port']}"
-                address = f"http://{address}" if entry["protocol"] == "http" else address
-                metrics = f"  metrics :{entry['metrics_port']}" if entry["metrics_port"] is not None else ""
-                out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
-            elif proc.poll() is not None or time.monotonic() > deadline:
-                if proc.poll() is not None:   # it may have exited while its health was being asked
-                    health = f"exited with code {proc.returncode}"
-                else:
-                    health = f"not healthy after {timeout_s:g}s ({health})"
-                out(f"{name:<11} FAILED: {health}; last lines of {entry['log']}:\n{_tail(Path(entry['log']))}")
+            elif verdict == "failed":
                 out("halo up: stopping what was started")
                 down(run_dir, out=out)   # (services left running by an earlier `halo up` too: a clean slate)
                 return 1
@@ -381,6 +344,70 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
     started = f" ({len(procs)} started, {len(running)} were running)" if running else ""
     out(f"halo up: {len(state.services)} running{started}, state in {state.path} (halo status, halo down)")
     return 0
+
+
+def _busy_ports(plan: dict[str, Planned], running: dict[str, Any]) -> list[str]:
+    """`name:port` of each port a service to start needs that something else holds."""
+    return [f"{n}:{p}" for pl in plan.values() if not pl.skip and pl.name not in running
+            for n, p in ((pl.name, pl.port), (pl.name, pl.metrics_port)) if p is not None and _port_busy(p)]
+
+
+def _report_plan(desc: Description, plan: dict[str, Planned], out) -> None:
+    """What will not start and why, and settings of deploy/services.yaml a service would ignore."""
+    for name, planned in plan.items():
+        if planned.skip:
+            out(f"{name:<11} skipped: {planned.skip}")
+        elif desc.services[name].is_halo:
+            for key in unknown_settings(desc, name, planned.flags):
+                out(f"{name:<11} warning: setting {key!r} of deploy/services.yaml is not a flag of `halo serve {name}`")
+
+
+def _start(desc: Description, name: str, plan: dict[str, Planned], where: Placement, state: "RunState",
+           vllm_model: str, scrape_interval: str | None) -> subprocess.Popen:
+    """Start one service (its own process group, log in the run folder) and record it in the state."""
+    import psutil
+
+    svc, planned, run_dir = desc.services[name], plan[name], state.run_dir
+    if name == "prometheus":
+        scraped = dataclasses.replace(where, hosts={n: LOCAL_HOST for n in [*state.services, name]})
+        config = deployspec.render_prometheus(desc, scraped, scrape_interval)
+        Path(where.configs["prometheus"]).write_text(yaml.safe_dump(config, sort_keys=False))
+    cmd, env = _command(desc, name, where, vllm_model)
+    log_path = run_dir / "logs" / f"{name}.log"
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    state.services[name] = {
+        "pid": proc.pid, "create_time": psutil.Process(proc.pid).create_time(), "protocol": svc.protocol,
+        "host": LOCAL_HOST, "port": planned.port, "metrics_port": planned.metrics_port,
+        "grpc_service": svc.grpc_service, "health": svc.health, "log": str(log_path), "command": cmd, "env": env,
+    }
+    # in start order, services that kept running included: `halo down` stops dependents first
+    state.services = {n: state.services[n] for n in plan if n in state.services}
+    state.save()
+    return proc
+
+
+def _started_health(name: str, proc: subprocess.Popen, deadline: float, entry: dict[str, Any], timeout_s: float,
+                    out) -> str:
+    """"up" (and says so), "failed" (and says why, with the log's tail) or "starting"."""
+    health = f"exited with code {proc.returncode}" if proc.poll() is not None else _health_of(entry, timeout_s=2.0)
+    if health == "SERVING":
+        address = f"{LOCAL_HOST}:{entry['port']}"
+        address = f"http://{address}" if entry["protocol"] == "http" else address
+        metrics = f"  metrics :{entry['metrics_port']}" if entry["metrics_port"] is not None else ""
+        out(f"{name:<11} up  {address}{metrics}  pid {proc.pid}")
+        return "up"
+    if proc.poll() is None and time.monotonic() <= deadline:
+        return "starting"
+    if proc.poll() is not None:   # it may have exited while its health was being asked
+        health = f"exited with code {proc.returncode}"
+    else:
+        health = f"not healthy after {timeout_s:g}s ({health})"
+    out(f"{name:<11} FAILED: {health}; last lines of {entry['log']}:\n{_tail(Path(entry['log']))}")
+    return "failed"
 
 
 # --------------------------------------------------------------------------------------------------

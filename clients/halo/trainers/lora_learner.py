@@ -14,7 +14,10 @@ Same data, same losses as the Tinker backend, computed locally:
   which vLLM loads as a runtime LoRA (the gateway's LoadAdapter with `path=folder`) and which
   `PeftSampler` (the CPU stand-in for vLLM, used in tests) loads with `PeftModel.from_pretrained`.
 
-`PeftSampler` is the serving side on a machine without vLLM: it samples completions from the
+Module layout: the model inputs, token log-probabilities and losses are `lora_model`, the sampler
+`lora_sampler`; this module is the learner and the `local_lora` trainer.
+
+`PeftSampler` (lora_sampler) is the serving side on a machine without vLLM: it samples completions from the
 base model (+ adapter) with HF `generate`, and returns token ids and the log-probabilities of
 the sampled tokens under the sampling distribution (softmax(logits / T), no top-k / top-p, vision placeholder tokens
 excluded), the `q` of the importance ratio. The learner computes `p` at the same temperature, so with the LoRA
@@ -29,11 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import io
 import json
 import math
 import shutil
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,144 +50,15 @@ from halo.trainers.advantages import step_metrics
 from halo.trainers.async_rollouts import AsyncSettings, RolloutPipeline, StepRollouts, admit
 from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
+from halo.trainers.lora_model import (  # noqa: F401 (datum_from_completion, LOSS_FUNCTIONS: this module's API)
+    LOSS_FUNCTIONS, QwenVLInputs, _tensor, datum_from_completion, load_base_model, load_processors, rl_loss, token_logprobs,
+    vision_token_ids,
+)
+from halo.trainers.lora_sampler import LocalSamplingClient, PeftSampler
 from halo.trainers.vllm_rollout import GatewayGroupBuilder, GatewayPolicy, SampleClock, rollout_batch
 
 DEFAULT_TARGET_MODULES = r".*language_model.*\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)"
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
-LOSS_FUNCTIONS = ("importance_sampling", "ppo", "cispo", "dro")
-
-
-# ------------------------------------------------------------------------------ model inputs
-
-class QwenVLInputs:
-    """tinker.ModelInput (text chunks + ImageChunks) -> Qwen3-VL forward() keyword arguments."""
-
-    def __init__(self, image_processor: Any, image_token_id: int) -> None:
-        self.image_processor = image_processor
-        self.image_token_id = image_token_id
-        self.merge = int(getattr(image_processor, "merge_size", 2))
-
-    def encode(self, model_input: tinker.ModelInput, extra_tokens: Sequence[int] = (), device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
-        from PIL import Image
-
-        ids: list[int] = []
-        types: list[int] = []        # mm_token_type_ids: 1 for image placeholders (M-RoPE needs them)
-        images: list[Any] = []
-        expected: list[int] = []
-        for chunk in model_input.chunks:
-            if isinstance(chunk, tinker.types.ImageChunk):
-                image = Image.open(io.BytesIO(chunk.data))
-                image.load()
-                images.append(image.convert("RGB"))
-                count = chunk.expected_tokens
-                if count is None:
-                    raise ValueError("an ImageChunk without expected_tokens cannot be laid out locally")
-                expected.append(count)
-                ids += [self.image_token_id] * count
-                types += [1] * count
-            else:
-                ids += list(chunk.tokens)
-                types += [0] * len(chunk.tokens)
-        ids += list(extra_tokens)
-        types += [0] * len(extra_tokens)
-        out: dict[str, torch.Tensor] = {
-            "input_ids": torch.tensor([ids], dtype=torch.long, device=device),
-            "attention_mask": torch.ones(1, len(ids), dtype=torch.long, device=device),
-        }
-        if images:
-            pixels = self.image_processor(images=images, return_tensors="pt")
-            grid = pixels["image_grid_thw"]
-            got = [int(g.prod()) // (self.merge * self.merge) for g in grid]
-            if got != expected:
-                raise ValueError(f"image token counts differ: renderer said {expected}, image processor gives {got}")
-            out["pixel_values"] = pixels["pixel_values"].to(device)
-            out["image_grid_thw"] = grid.to(device)
-            out["mm_token_type_ids"] = torch.tensor([types], dtype=torch.int, device=device)
-        return out
-
-
-def load_processors(model_dir: str | Path) -> tuple[Any, Any]:
-    # tinker-cookbook's loaders: the same tokenizer and image processor its renderer uses (and
-    # the one import path of AutoImageProcessor that works without torchvision)
-    from tinker_cookbook.image_processing_utils import get_image_processor
-    from tinker_cookbook.tokenizer_utils import get_tokenizer
-
-    return get_tokenizer(str(model_dir)), get_image_processor(str(model_dir))
-
-
-def load_base_model(model_dir: str | Path, dtype: torch.dtype | None = None, device: str = "cpu") -> Any:
-    from transformers import Qwen3VLForConditionalGeneration, Qwen3VLMoeForConditionalGeneration, AutoConfig
-
-    config = AutoConfig.from_pretrained(str(model_dir))
-    cls = Qwen3VLMoeForConditionalGeneration if config.model_type == "qwen3_vl_moe" else Qwen3VLForConditionalGeneration
-    kwargs: dict[str, Any] = {"dtype": dtype} if dtype is not None else {}
-    return cls.from_pretrained(str(model_dir), **kwargs).to(device).eval()
-
-
-def vision_token_ids(config: Any) -> list[int]:
-    """The vision placeholders (<|image_pad|>, <|vision_start|>, ...): never text a policy may write.
-    The local sampler never samples them and both sides normalise over the rest of the vocabulary,
-    so sampler and learner score the same distribution."""
-    names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
-    return sorted({int(getattr(config, n)) for n in names if getattr(config, n, None) is not None})
-
-
-def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
-                   banned: Sequence[int] = ()) -> torch.Tensor:
-    """log softmax(logits / T)[target] per position (float32), banned tokens excluded."""
-    scaled = logits.float() / max(temperature, 1e-6)
-    if banned:
-        scaled[..., list(banned)] = float("-inf")
-    return torch.log_softmax(scaled, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-
-
-# ----------------------------------------------------------------------------------- losses
-
-@dataclass(frozen=True)
-class LossTerms:
-    loss: torch.Tensor          # summed over tokens (Tinker's convention)
-    ratio: torch.Tensor         # p/q per token (detached)
-
-
-def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, advantages: torch.Tensor,
-            mask: torch.Tensor | None = None, config: dict[str, float] | None = None) -> LossTerms:
-    """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses)."""
-    config = config or {}
-    log_ratio = target_logprobs - sampling_logprobs
-    ratio = log_ratio.exp()
-    if loss_fn == "importance_sampling":
-        per_token = -(ratio * advantages)
-    elif loss_fn == "ppo":
-        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
-        per_token = -torch.min(ratio * advantages, ratio.clamp(low, high) * advantages)
-    elif loss_fn == "cispo":
-        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
-        per_token = -(ratio.clamp(low, high).detach() * target_logprobs * advantages)
-    elif loss_fn == "dro":
-        beta = config.get("beta", 0.05)
-        per_token = -(target_logprobs * advantages - 0.5 * beta * log_ratio**2)
-    else:
-        raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
-    if mask is not None:
-        per_token = per_token * mask
-    return LossTerms(per_token.sum(), ratio.detach())
-
-
-def datum_from_completion(prompt: tinker.ModelInput, tokens: Sequence[int], logprobs: Sequence[float], advantage: float) -> tinker.Datum:
-    """The Datum tinker-cookbook's RL loop builds for one (observation, sampled completion) pair."""
-    from tinker_cookbook.completers import TokensWithLogprobs
-    from tinker_cookbook.rl.data_processing import trajectory_to_data
-    from tinker_cookbook.rl.types import Trajectory, Transition
-
-    transition = Transition(ob=prompt, ac=TokensWithLogprobs(tokens=list(tokens), maybe_logprobs=list(logprobs)),
-                            reward=0.0, episode_done=True)
-    (datum,) = trajectory_to_data(Trajectory([transition], tinker.ModelInput.empty()), advantage)
-    return datum
-
-
-def _tensor(datum: tinker.Datum, key: str) -> torch.Tensor | None:
-    value = datum.loss_fn_inputs.get(key)
-    return None if value is None else value.to_torch().float()
 
 
 # ---------------------------------------------------------------------------------- learner
@@ -322,95 +194,7 @@ class LoraLearner:
         self.updates = json.loads((folder / "learner.json").read_text())["updates"]
 
 
-# ---------------------------------------------------------------------------------- sampler
-
-@dataclass
-class Sample:
-    tokens: list[int]
-    logprobs: list[float]
-    stop_reason: str            # "stop" (a stop token) or "length" (max_tokens)
-
-
-class PeftSampler:
-    """The serving side without vLLM: base Qwen3-VL (+ a PEFT adapter folder), sampled with generate()."""
-
-    def __init__(self, model_dir: str | Path, adapter: str | Path | None = None, *, dtype: torch.dtype | None = None,
-                 device: str = "cpu") -> None:
-        self.model_dir, self.device = str(model_dir), device
-        self.tokenizer, self.image_processor = load_processors(model_dir)
-        base = load_base_model(model_dir, dtype, device)
-        self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
-        self.banned = vision_token_ids(base.config)
-        self.adapter = str(adapter) if adapter is not None else ""
-        if adapter is not None:
-            from peft import PeftModel
-
-            base = PeftModel.from_pretrained(base, str(adapter)).eval()
-        self.model = base
-        self._lock = threading.Lock()   # generate() uses the global RNG: one sample at a time
-
-    @classmethod
-    def of(cls, learner: "LoraLearner") -> "PeftSampler":
-        """A sampler over the learner's own PEFT model (one process, one copy of the weights)."""
-        sampler = cls.__new__(cls)
-        sampler.model_dir, sampler.device, sampler.adapter = learner.model_dir, learner.device, ""
-        sampler.tokenizer, sampler.image_processor = learner.tokenizer, learner.image_processor
-        sampler.inputs, sampler.banned, sampler.model = learner.inputs, learner.banned, learner.model
-        sampler._lock = threading.Lock()
-        return sampler
-
-    @torch.no_grad()
-    def sample(self, prompt: tinker.ModelInput, *, max_tokens: int, temperature: float = 1.0,
-               stop_token_ids: Sequence[int] = (), seed: int | None = None) -> Sample:
-        inputs = self.inputs.encode(prompt, device=self.device)
-        stops = list(stop_token_ids) or [self.tokenizer.convert_tokens_to_ids("<|im_end|>")]
-        greedy = temperature <= 0
-        with self._lock:
-            if seed is not None:
-                torch.manual_seed(seed)
-            out = self.model.generate(
-                **inputs, max_new_tokens=max_tokens, do_sample=not greedy, temperature=None if greedy else temperature,
-                top_k=None, top_p=None, eos_token_id=stops, pad_token_id=stops[0], suppress_tokens=self.banned,
-                output_logits=True, return_dict_in_generate=True,
-            )
-        tokens = out.sequences[0, inputs["input_ids"].shape[1]:].tolist()
-        logits = torch.stack(out.logits, dim=1)[0, : len(tokens)]
-        logprobs = token_logprobs(logits, torch.tensor(tokens, device=logits.device), temperature if not greedy else 1.0, self.banned)
-        stop_reason = "stop" if tokens and tokens[-1] in stops else "length"
-        return Sample(tokens, logprobs.cpu().tolist(), stop_reason)
-
-    @torch.no_grad()
-    def completion_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int], temperature: float = 1.0) -> torch.Tensor:
-        inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
-        logits = self.model(**inputs).logits[0, -len(tokens):]
-        return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), temperature, self.banned).cpu()
-
-
 # ------------------------------------------------------------------- the local_lora trainer
-
-class LocalSamplingClient:
-    """tinker.SamplingClient's `sample_async`, served by a PeftSampler (what the cookbook's
-    TinkerTokenCompleter calls)."""
-
-    def __init__(self, sampler: PeftSampler, seed: int = 0) -> None:
-        self.sampler, self.seed, self.calls = sampler, seed, 0
-
-    async def sample_async(self, prompt: tinker.ModelInput, num_samples: int, sampling_params: tinker.SamplingParams,
-                           **_: Any) -> tinker.types.SampleResponse:
-        stops = [s for s in (sampling_params.stop or []) if isinstance(s, int)]
-        sequences = []
-        for _ in range(num_samples):
-            self.calls += 1
-            sample = await asyncio.to_thread(
-                self.sampler.sample, prompt, max_tokens=sampling_params.max_tokens,
-                temperature=sampling_params.temperature, stop_token_ids=stops, seed=self.seed * 1_000_003 + self.calls,
-            )
-            sequences.append(tinker.types.SampledSequence(
-                stop_reason=sample.stop_reason, sequence_id=f"local-{self.calls}", _tokens_list=sample.tokens,
-                _logprobs_list=sample.logprobs,
-            ))
-        return tinker.types.SampleResponse(sequences=sequences)
-
 
 async def train_local_lora(ctx: Any) -> None:
     """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).

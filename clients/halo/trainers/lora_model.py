@@ -1,0 +1,150 @@
+"""Qwen3-VL on the trainer's side of the local LoRA backend: model inputs, loading, token
+log-probabilities and Tinker's RL losses computed token-wise (halo.trainers.lora_learner trains
+with them, halo.trainers.lora_sampler samples with them).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tinker
+import torch
+
+LOSS_FUNCTIONS = ("importance_sampling", "ppo", "cispo", "dro")
+
+
+# ------------------------------------------------------------------------------ model inputs
+
+class QwenVLInputs:
+    """tinker.ModelInput (text chunks + ImageChunks) -> Qwen3-VL forward() keyword arguments."""
+
+    def __init__(self, image_processor: Any, image_token_id: int) -> None:
+        self.image_processor = image_processor
+        self.image_token_id = image_token_id
+        self.merge = int(getattr(image_processor, "merge_size", 2))
+
+    def encode(self, model_input: tinker.ModelInput, extra_tokens: Sequence[int] = (), device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+        from PIL import Image
+
+        ids: list[int] = []
+        types: list[int] = []        # mm_token_type_ids: 1 for image placeholders (M-RoPE needs them)
+        images: list[Any] = []
+        expected: list[int] = []
+        for chunk in model_input.chunks:
+            if isinstance(chunk, tinker.types.ImageChunk):
+                image = Image.open(io.BytesIO(chunk.data))
+                image.load()
+                images.append(image.convert("RGB"))
+                count = chunk.expected_tokens
+                if count is None:
+                    raise ValueError("an ImageChunk without expected_tokens cannot be laid out locally")
+                expected.append(count)
+                ids += [self.image_token_id] * count
+                types += [1] * count
+            else:
+                ids += list(chunk.tokens)
+                types += [0] * len(chunk.tokens)
+        ids += list(extra_tokens)
+        types += [0] * len(extra_tokens)
+        out: dict[str, torch.Tensor] = {
+            "input_ids": torch.tensor([ids], dtype=torch.long, device=device),
+            "attention_mask": torch.ones(1, len(ids), dtype=torch.long, device=device),
+        }
+        if images:
+            pixels = self.image_processor(images=images, return_tensors="pt")
+            grid = pixels["image_grid_thw"]
+            got = [int(g.prod()) // (self.merge * self.merge) for g in grid]
+            if got != expected:
+                raise ValueError(f"image token counts differ: renderer said {expected}, image processor gives {got}")
+            out["pixel_values"] = pixels["pixel_values"].to(device)
+            out["image_grid_thw"] = grid.to(device)
+            out["mm_token_type_ids"] = torch.tensor([types], dtype=torch.int, device=device)
+        return out
+
+
+def load_processors(model_dir: str | Path) -> tuple[Any, Any]:
+    # tinker-cookbook's loaders: the same tokenizer and image processor its renderer uses (and
+    # the one import path of AutoImageProcessor that works without torchvision)
+    from tinker_cookbook.image_processing_utils import get_image_processor
+    from tinker_cookbook.tokenizer_utils import get_tokenizer
+
+    return get_tokenizer(str(model_dir)), get_image_processor(str(model_dir))
+
+
+def load_base_model(model_dir: str | Path, dtype: torch.dtype | None = None, device: str = "cpu") -> Any:
+    from transformers import Qwen3VLForConditionalGeneration, Qwen3VLMoeForConditionalGeneration, AutoConfig
+
+    config = AutoConfig.from_pretrained(str(model_dir))
+    cls = Qwen3VLMoeForConditionalGeneration if config.model_type == "qwen3_vl_moe" else Qwen3VLForConditionalGeneration
+    kwargs: dict[str, Any] = {"dtype": dtype} if dtype is not None else {}
+    return cls.from_pretrained(str(model_dir), **kwargs).to(device).eval()
+
+
+def vision_token_ids(config: Any) -> list[int]:
+    """The vision placeholders (<|image_pad|>, <|vision_start|>, ...): never text a policy may write.
+    The local sampler never samples them and both sides normalise over the rest of the vocabulary,
+    so sampler and learner score the same distribution."""
+    names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+    return sorted({int(getattr(config, n)) for n in names if getattr(config, n, None) is not None})
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
+                   banned: Sequence[int] = ()) -> torch.Tensor:
+    """log softmax(logits / T)[target] per position (float32), banned tokens excluded."""
+    scaled = logits.float() / max(temperature, 1e-6)
+    if banned:
+        scaled[..., list(banned)] = float("-inf")
+    return torch.log_softmax(scaled, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+# ----------------------------------------------------------------------------------- losses
+
+@dataclass(frozen=True)
+class LossTerms:
+    loss: torch.Tensor          # summed over tokens (Tinker's convention)
+    ratio: torch.Tensor         # p/q per token (detached)
+
+
+def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, advantages: torch.Tensor,
+            mask: torch.Tensor | None = None, config: dict[str, float] | None = None) -> LossTerms:
+    """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses)."""
+    config = config or {}
+    log_ratio = target_logprobs - sampling_logprobs
+    ratio = log_ratio.exp()
+    if loss_fn == "importance_sampling":
+        per_token = -(ratio * advantages)
+    elif loss_fn == "ppo":
+        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
+        per_token = -torch.min(ratio * advantages, ratio.clamp(low, high) * advantages)
+    elif loss_fn == "cispo":
+        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
+        per_token = -(ratio.clamp(low, high).detach() * target_logprobs * advantages)
+    elif loss_fn == "dro":
+        beta = config.get("beta", 0.05)
+        per_token = -(target_logprobs * advantages - 0.5 * beta * log_ratio**2)
+    else:
+        raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
+    if mask is not None:
+        per_token = per_token * mask
+    return LossTerms(per_token.sum(), ratio.detach())
+
+
+def datum_from_completion(prompt: tinker.ModelInput, tokens: Sequence[int], logprobs: Sequence[float], advantage: float) -> tinker.Datum:
+    """The Datum tinker-cookbook's RL loop builds for one (observation, sampled completion) pair."""
+    from tinker_cookbook.completers import TokensWithLogprobs
+    from tinker_cookbook.rl.data_processing import trajectory_to_data
+    from tinker_cookbook.rl.types import Trajectory, Transition
+
+    transition = Transition(ob=prompt, ac=TokensWithLogprobs(tokens=list(tokens), maybe_logprobs=list(logprobs)),
+                            reward=0.0, episode_done=True)
+    (datum,) = trajectory_to_data(Trajectory([transition], tinker.ModelInput.empty()), advantage)
+    return datum
+
+
+def _tensor(datum: tinker.Datum, key: str) -> torch.Tensor | None:
+    value = datum.loss_fn_inputs.get(key)
+    return None if value is None else value.to_torch().float()
