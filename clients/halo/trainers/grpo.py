@@ -205,8 +205,7 @@ async def train_embedded(ctx: RunContext) -> None:
             baseline["eval_success_rate_untrained"] = await evaluate_greedy(
                 env, reward, gateway, spec.model, versions.name(0), tasks, eval_seeds, config, concurrency)
             ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
-        if settings.max_staleness:
-            ctx.log(settings.describe())
+        ctx.log(settings.describe())
         try:
             async for rolled in pipeline.steps(ctx.stop_requested):
                 step, started = rolled.step, rolled.asked_at

@@ -579,8 +579,7 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
         return (builders, results, step_policy), 0
 
     pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: publisher.version, slots=1)
-    if settings.max_staleness:
-        ctx.log(settings.describe())
+    ctx.log(settings.describe())
     try:
         async for rolled in pipeline.steps(ctx.stop_requested):
             step, started = rolled.step, rolled.asked_at
