@@ -523,6 +523,7 @@ class AdapterPublisher:
 
     async def publish(self, learner: "LoraLearner", step: int) -> dict[str, float]:
         if self.gateway is None:
+            self.version = step   # in-process sampling: the learner's weights are the version sampled
             return {}
         started = time.perf_counter()
         adapter = await asyncio.to_thread(learner.save_adapter, self.folder / f"step-{step:06d}")
