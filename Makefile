@@ -10,8 +10,11 @@ vllm:
 	@bash scripts/setup_vllm.sh
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.
+# Synchronous (--max-staleness 0): `halo bench train` measured no speed-up from asynchronous GRPO
+# on this 2-core machine, where the learner and the browsers share the cores (README, "Asynchronous GRPO").
 demo: setup
-	.venv/bin/halo train
+	@echo "make demo: synchronous GRPO (--max-staleness 0), the faster mode on this machine per halo bench train (README)"
+	.venv/bin/halo train --max-staleness 0
 
 # The same loop on REAL v2 replica tasks (the real-easy curriculum, scored by agisdk): slower, and
 # it learns less in 15 minutes (README, "Learning on REAL tasks").

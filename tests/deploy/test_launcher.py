@@ -178,6 +178,33 @@ def test_down_kills_a_service_that_ignores_sigterm(tmp_path):
             pass
 
 
+def test_down_ends_what_a_dead_service_left_in_its_process_group(tmp_path):
+    """vLLM's API server forks an EngineCore; if the server dies, the engine stays in its group.
+    Here the leader exits at once and leaves a `sleep` behind: `halo down` must end it."""
+    import subprocess
+
+    from halo.cli.launcher import RunState, down
+
+    leader = subprocess.Popen(["sh", "-c", "sleep 300 & echo $!"], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    orphan = int(leader.stdout.readline())
+    leader.wait()
+    try:
+        assert psutil.Process(orphan).status() != psutil.STATUS_ZOMBIE and os.getpgid(orphan) == leader.pid
+        run_dir = tmp_path / "run"
+        run_dir.mkdir()
+        RunState(run_dir, services={"vllm": {"pid": leader.pid, "create_time": 0.0}}).save()
+        said: list[str] = []
+        assert down(run_dir, timeout_s=5, out=said.append) == 0
+        assert said == ["vllm        was not running; ended 1 leftover process(es) of its group"], said
+        time.sleep(0.2)
+        assert not psutil.pid_exists(orphan) or psutil.Process(orphan).status() == psutil.STATUS_ZOMBIE
+    finally:
+        try:
+            os.kill(orphan, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_a_service_that_fails_to_start_is_reported_and_the_rest_stopped(tmp_path):
     run_dir = tmp_path / "run"
     env = {**os.environ, "HALO_ENV_BROWSERS": "0"}  # invalid (>= 1): the env service refuses to start

@@ -221,7 +221,6 @@ async def train_embedded(ctx: RunContext) -> None:
         pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
         run = GatewayRun(env, reward, gateway, spec.model, versions.name(ctx.start_step), tasks,
                          [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config, concurrency)
-        if settings.max_staleness:
-            ctx.log(settings.describe())
+        ctx.log(settings.describe())
         grpo = GRPOLearner(ctx, run, learner, loss, max(1, int(extra.get("update_epochs", 1))), settings, versions, pipeline)
         await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))

@@ -307,6 +307,7 @@ class AdapterPublisher:
 
     async def publish(self, learner: "LoraLearner", step: int) -> dict[str, float]:
         if self.gateway is None:
+            self.version = step   # in-process sampling: the learner's weights are the version sampled
             return {}
         started = time.perf_counter()
         adapter = await asyncio.to_thread(learner.save_adapter, self.folder / f"step-{step:06d}")
@@ -363,8 +364,7 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
         return (builders, results, step_policy), 0
 
     pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: publisher.version, slots=1)
-    if settings.max_staleness:
-        ctx.log(settings.describe())
+    ctx.log(settings.describe())
     try:
         async for rolled in pipeline.steps(ctx.stop_requested):
             step, started = rolled.step, rolled.asked_at

@@ -53,6 +53,14 @@ def machine() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, load average {os.getloadavg()[0]:.1f}"
 
 
+def report(title: str, table_text: str, rows: list, json_path: str = "") -> None:
+    """A bench's closing lines: what ran and where, its table, and (with --json) the rows."""
+    print(f"\n{title} ({machine()})\n")
+    print(table_text)
+    if json_path:
+        Path(json_path).write_text(json.dumps({"machine": machine(), "rows": [asdict(r) for r in rows]}, indent=2))
+
+
 async def _run(jobs, spec) -> tuple[list[dict], float]:
     from halo.trainer.store import RunState
 
@@ -145,9 +153,6 @@ async def run_rollout_bench(steps: int = 3, group_size: int = 4, max_steps: int 
     finally:
         if server is not None:
             server.stop()
-    print(f"\nlocal_lora GRPO, tiny Qwen3-VL, {task}, group {group_size} x {max_steps} actions, max_tokens {max_tokens} "
-          f"(medians per step; {machine()})\n")
-    print(table(results))
-    if json_path:
-        Path(json_path).write_text(json.dumps({"machine": machine(), "rows": [asdict(r) for r in results]}, indent=2))
+    report(f"local_lora GRPO, tiny Qwen3-VL, {task}, group {group_size} x {max_steps} actions, max_tokens {max_tokens} "
+           "(medians per step)", table(results), results, json_path)
     return 0

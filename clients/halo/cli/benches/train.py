@@ -12,13 +12,12 @@ A benchmark, not a test: nothing here asserts a speed.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from halo.cli.benches.rollout import machine
+from halo.cli.benches.rollout import report
 
 
 @dataclass
@@ -97,9 +96,6 @@ async def run_train_bench(steps: int = 8, staleness: str = "0,1,2", tasks: str =
             if done.state is not RunState.SUCCEEDED:
                 raise RuntimeError(f"the K={k} run failed: {done.error}")
             results.append(_row(k, jobs.store.metrics(record.run_id), time.perf_counter() - started))
-    print(f"\nembedded GRPO, {','.join(task_ids)}, {groups_per_batch} groups x {group_size} episodes x <= {max_steps} actions, "
-          f"{steps} steps, seed {seed} ({machine()})\n")
-    print(table(results))
-    if json_path:
-        Path(json_path).write_text(json.dumps({"machine": machine(), "rows": [asdict(r) for r in results]}, indent=2))
+    report(f"embedded GRPO, {','.join(task_ids)}, {groups_per_batch} groups x {group_size} episodes x <= {max_steps} "
+           f"actions, {steps} steps, seed {seed}", table(results), results, json_path)
     return 0
