@@ -1,4 +1,4 @@
-"""`halo bench env | gateway | leak | rollout | train`: the benchmarks (their code is in halo.cli.benches).
+"""`halo bench env | gateway | leak | rollout | train | clicks`: the benchmarks (their code is in halo.cli.benches).
 
 Each bench is imported only when it runs: they start services and browsers and load models.
 """
@@ -55,6 +55,14 @@ def _train(args: argparse.Namespace) -> int:
                                        args.max_steps, args.seed, args.json))
 
 
+def _clicks(args: argparse.Namespace) -> int:
+    from halo.cli.benches.clicks import run_clicks_bench
+
+    if min(args.clicks, args.pages, args.options) < 1:
+        args.parser.error("--clicks, --pages and --options must be at least 1")
+    return asyncio.run(run_clicks_bench(args.clicks, args.pages, args.options, args.json))
+
+
 def add_parser(sub) -> None:
     bench = sub.add_parser("bench", help="benchmarks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
@@ -103,5 +111,10 @@ def add_parser(sub) -> None:
     bt.add_argument("--max-steps", type=int, default=5, help="episode length cap")
     bt.add_argument("--seed", type=int, default=0)
     bt.add_argument("--json", default="", help="also write the results to this JSON file")
-    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout), (bt, _train)):
+    bc = bench_sub.add_parser("clicks", help="a click on a native <select>: with Chromium's popup, the env's click, a button")
+    bc.add_argument("--clicks", type=int, default=20, help="clicks of each kind per page")
+    bc.add_argument("--pages", type=int, default=4, help="pages clicking at once (one Chromium)")
+    bc.add_argument("--options", type=int, default=20, help="options in the select")
+    bc.add_argument("--json", default="", help="also write the results to this JSON file")
+    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout), (bt, _train), (bc, _clicks)):
         parser.set_defaults(run=run, parser=parser)

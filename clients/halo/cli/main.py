@@ -11,6 +11,7 @@
     halo bench gateway             policy gateway overhead over calling its backend directly
     halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
     halo bench rollout             local_lora steps sampled with generate() and with vLLM: step time split, tokens/s
+    halo bench clicks              a click on a native <select>: with Chromium's popup vs the env's, and a button
     halo protos [--check]          regenerate (or check) the gRPC stubs
     halo up | status | down        the services of deploy/services.yaml as local processes (halo.cli.launcher)
     halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving

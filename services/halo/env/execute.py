@@ -12,7 +12,7 @@ import contextlib
 from dataclasses import dataclass
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
+from playwright.async_api import Locator, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from halo.agent import actions as A
@@ -66,8 +66,9 @@ async def _element(page: Page, bid: str):
 # popup list: the trusted mousedown / mouseup / click still reach the page and the select gets
 # the focus. Why: before it acknowledges that mousedown, Chromium builds the popup (a widget of
 # its own, shown through the browser process, a document laying out every option, its own
-# compositor frame), which made a select the slowest thing to click (3-4 times a button's
-# dispatch when idle) and the one click that crossed the 3 s action timeout on a loaded machine.
+# compositor frame), which made a select the slowest thing to click (3-4 times a button's press
+# at load ~15; `halo bench clicks`) and the one click that crossed the 3 s action timeout on a
+# loaded machine.
 # The agent never sees that popup (headless screenshots show the page only); the options are in
 # the observation and `select_option` chooses one.
 # Resolves to [opens a tab, popup suppressed]; `_END_CLICK` takes the suppression off again.
@@ -114,6 +115,18 @@ async def _maybe_new_tab(page: Page, expected: bool, limits: ExecLimits):
         pass
 
 
+async def click_element(page: Page, el: Locator, button: A.MouseButton, clicks: int, limits: ExecLimits) -> None:
+    """A click on an element, as the env clicks (a native select's popup kept closed, a new tab waited for)."""
+    left = button == A.MouseButton.LEFT
+    opens_tab, guarded = await el.evaluate(_PREPARE_CLICK, left)
+    async with _native_popup_kept_closed(page, guarded), _maybe_new_tab(page, opens_tab and left, limits):
+        # no_wait_after: the click is done once dispatched; a navigation it starts is `settle`'s to
+        # wait for, under the navigation timeout. Left to Playwright, that wait counts against the
+        # action timeout, and a click that happened is reported as timed out whenever the page
+        # loads slowly.
+        await el.click(button=_BUTTONS[button], click_count=clicks, timeout=limits.action_timeout_ms, no_wait_after=True)
+
+
 async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
     ended_before = watcher_for(page).ended
     await mark_requests(page)
@@ -145,14 +158,7 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
                 await page.mouse.click(x, y, button=_BUTTONS[button], click_count=clicks)
         case A.ClickElement(bid=bid, button=button, click_count=count):
             clicks, el = _clicks(count), await _element(page, bid)
-            left = button == A.MouseButton.LEFT
-            opens_tab, guarded = await el.evaluate(_PREPARE_CLICK, left)
-            async with _native_popup_kept_closed(page, guarded), _maybe_new_tab(page, opens_tab and left, limits):
-                # no_wait_after: the click is done once dispatched; a navigation it starts is
-                # `settle`'s to wait for, under the navigation timeout. Left to Playwright, that
-                # wait counts against the action timeout, and a click that happened is reported
-                # as timed out whenever the page loads slowly.
-                await el.click(button=_BUTTONS[button], click_count=clicks, timeout=t, no_wait_after=True)
+            await click_element(page, el, button, clicks, limits)
         case A.Fill(bid=bid, text=text):
             el = await _element(page, bid)
             await el.fill(text, timeout=t)

@@ -17,9 +17,10 @@ The same holds for the requests a page's own scripts send (`fetch`, `XMLHttpRequ
 handler that POSTs to the site and then updates the page leaves both the site's state and the
 page unchanged when the action returns. Under load the env read the state (`/finish`) before the
 POST had reached the server, and the playground's drag oracle scored 0 in the eight-session
-isolation test. The tracker counts the page's in-flight requests; when an action starts no
-navigation, `settle` waits in the page for the requests that were in flight once the action's
-input had been handled, and for the page's handler of their answers to run.
+isolation test. The tracker numbers the page's requests while they are in flight; `execute`
+marks where an action begins (`mark_requests`), and when the action starts no navigation,
+`settle` waits in the page for the requests started since the mark (not a long poll the page
+had open before) and for the page's handlers of their answers to run.
 """
 
 from __future__ import annotations
