@@ -38,7 +38,7 @@ class EnvServiceProcess:
     sites_url: str
     proc: asyncio.subprocess.Process | None = None
 
-    async def start(self) -> None:
+    async def start(self, patience_s: float = 60.0) -> None:
         halo = str(Path(sys.executable).parent / "halo")
         self.proc = await asyncio.create_subprocess_exec(
             halo, "serve", "env", "--port", str(self.port), "--metrics-port", "-1", "--sites-url", self.sites_url,
@@ -46,7 +46,8 @@ class EnvServiceProcess:
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
         async with EnvClient(f"127.0.0.1:{self.port}") as client:
-            for _ in range(600):
+            deadline = asyncio.get_running_loop().time() + patience_s
+            while asyncio.get_running_loop().time() < deadline:
                 if await client.healthy("halo.v1.EnvService", timeout_s=1):
                     return
                 if self.proc.returncode is not None:
