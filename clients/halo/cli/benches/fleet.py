@@ -96,10 +96,12 @@ async def run_fleet_bench(replicas: list[int], sessions: int, steps: int, rounds
                 fleet = ",".join(targets[:n]) if n > 1 else f"fleet://{targets[0]}"
                 rate, p50, spread = await _measure(fleet, sessions, steps, progress, f"fleet of {n}")
                 rows.append(FleetRow(f"fleet of {n}", n, sessions, rate, p50, spread))
+                progress.console.print(f"fleet of {n}: {rate:.1f} steps/s, p50 {p50:.0f} ms, spread {spread}")
             direct, routed = [], []
             for r in range(rounds):   # alternating, so both paths see the same load
                 direct.append(await _measure(targets[0], sessions, steps, progress, f"direct, round {r + 1}"))
                 routed.append(await _measure(f"fleet://{targets[0]}", sessions, steps, progress, f"fleet, round {r + 1}"))
+                progress.console.print(f"round {r + 1}: direct {direct[-1][0]:.1f}, fleet {routed[-1][0]:.1f} steps/s")
         d_rate = statistics.median(x[0] for x in direct)
         f_rate = statistics.median(x[0] for x in routed)
         d_p50 = statistics.median(x[1] for x in direct)
