@@ -6,6 +6,8 @@ as a reward) and no completed step; a fourth replica started meanwhile takes new
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,11 @@ from halo.trainer.jobs import JobManager
 from halo.trainer.store import RunState
 
 from .test_env_service_chaos import EnvServiceProcess, finish, free_port, spec
+
+
+#: a Chromium and a Python service starting while a GRPO run and other replicas share 2 cores: seconds
+#: idle, over a minute at load 80
+START_PATIENCE_S = 240.0
 
 
 @pytest.fixture(scope="module")
@@ -46,17 +53,19 @@ async def wait_for(condition, timeout_s: float, what: str) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.timeout(900)   # four env processes and a GRPO run: minutes on a loaded 2-core machine, ~1 min idle
 async def test_a_grpo_run_spreads_over_the_fleet_survives_a_killed_replica_and_takes_a_new_one(
         services, tmp_path: Path, monkeypatch):
     monkeypatch.setenv("HALO_FLEET_REFRESH_S", "1")   # the trainer's fleet client looks again every second
     replicas = [EnvServiceProcess(free_port(), services.sites.url) for _ in range(4)]
-    await asyncio.gather(*(r.start() for r in replicas[:3]))
+    for replica in replicas[:3]:   # one after the other: three Chromiums starting at once crawl on 2 cores
+        await replica.start(START_PATIENCE_S)
     try:
         # the fourth is in the list from the start, and nothing listens there yet
         target = ",".join(f"127.0.0.1:{r.port}" for r in replicas)
         jobs = JobManager(tmp_path, ServiceTargets(target, services.reward_target, services.gateway_target),
                           resolve_trainer, auto_resume=False)
-        steps = 10
+        steps = 8
         record = await jobs.start_run(spec(steps, group_size=6, seed=3))
 
         async def step_done(n: int):
@@ -73,13 +82,21 @@ async def test_a_grpo_run_spreads_over_the_fleet_survives_a_killed_replica_and_t
         victim = replicas[1]
 
         async def victim_busy() -> bool:
+            # a session that has stepped: the trainer holds it (one still being created would fail over
+            # to another replica, losing nothing)
             async with EnvClient(f"127.0.0.1:{victim.port}") as direct:
-                return (await direct.pool_stats()).active_sessions > 0
+                return any(s.step_index >= 1 for s in (await direct.list_sessions()).sessions)
 
-        await wait_for(victim_busy, 120, "a session on the victim replica")
-        await victim.kill()                                   # kill -9, sessions open
-        await replicas[3].start()                             # a new replica, already in the target
+        await wait_for(victim_busy, 120, "a stepped session on the victim replica")
+        os.kill(victim.proc.pid, signal.SIGSTOP)              # frozen at once: its open sessions cannot finish
+        await victim.kill()                                   # then kill -9, sessions open
+        await replicas[3].start(START_PATIENCE_S)             # a new replica, already in the target
 
+        async def fourth_took_one() -> bool:
+            assert jobs.get(record.run_id).state is RunState.RUNNING, "the run ended before the fourth replica served"
+            return await created_on(replicas[3]) > 0
+
+        await wait_for(fourth_took_one, 300, "a session on the fourth replica")   # within a refresh (1 s) + a step
         await finish(jobs, record.run_id)
         final = jobs.get(record.run_id)
         assert final.state is RunState.SUCCEEDED, final.error
@@ -90,6 +107,5 @@ async def test_a_grpo_run_spreads_over_the_fleet_survives_a_killed_replica_and_t
         assert lost >= 1, rows                                                 # the killed rollouts, counted
         assert all(r["episodes"] + r["env_failures"] == 6 for r in rows)      # the retried ones replaced them
         assert sum(r["rollouts_redone"] for r in rows) == 0                   # no step rolled out again
-        assert await created_on(replicas[3]) > 0                              # the new replica takes sessions
     finally:
         await asyncio.gather(*(r.stop() for r in replicas), return_exceptions=True)

@@ -53,9 +53,10 @@ class ServiceProcess:
             halo, "serve", *args, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
 
-    async def _until_ready(self, ready, what: str) -> None:
+    async def _until_ready(self, ready, what: str, patience_s: float = 60.0) -> None:
         assert self.proc is not None
-        for _ in range(600):
+        deadline = asyncio.get_running_loop().time() + patience_s
+        while asyncio.get_running_loop().time() < deadline:
             if await ready():
                 return
             if self.proc.returncode is not None:
@@ -82,11 +83,12 @@ class EnvServiceProcess(ServiceProcess):
     port: int
     sites_url: str
 
-    async def start(self) -> None:
+    async def start(self, patience_s: float = 60.0) -> None:
         await self._spawn("env", "--port", str(self.port), "--metrics-port", "-1", "--sites-url", self.sites_url,
                           "--pool-size", "8", "--acquire-timeout-s", "60", "--log-level", "warning")
         async with EnvClient(f"127.0.0.1:{self.port}") as client:
-            await self._until_ready(lambda: client.healthy("halo.v1.EnvService", timeout_s=1), "the env service")
+            await self._until_ready(lambda: client.healthy("halo.v1.EnvService", timeout_s=1), "the env service",
+                                    patience_s)
 
 
 @dataclass

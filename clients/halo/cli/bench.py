@@ -12,6 +12,18 @@ import asyncio
 def _env(args: argparse.Namespace) -> int:
     from halo.cli.benches.env import MODES, run_env_bench
 
+    if args.replicas:
+        from halo.cli.benches.fleet import run_fleet_bench
+
+        try:
+            replicas = sorted({int(n) for n in args.replicas.split(",") if n})
+        except ValueError:
+            args.parser.error("--replicas takes comma-separated replica counts, e.g. 1,2,3")
+        if not replicas or replicas[0] < 1:
+            args.parser.error("--replicas takes comma-separated replica counts of at least 1, e.g. 1,2,3")
+        sessions = max(int(n) for n in args.sessions.split(",") if n)
+        return asyncio.run(run_fleet_bench(replicas, sessions, args.steps, args.rounds, args.json))
+
     modes = tuple(m for m in args.modes.split(",") if m)
     if not modes or set(modes) - set(MODES):
         args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
@@ -77,6 +89,10 @@ def add_parser(sub) -> None:
                          "then GetState: the round trip include_state saves)")
     be.add_argument("--agisdk-slow-mo", type=int, default=None,
                     help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
+    be.add_argument("--replicas", default="", metavar="1,2,3",
+                    help="instead: env replica processes behind one fleet target (halo.client.fleet), --sessions' "
+                         "largest level spread over them, and the routing overhead against a direct connection")
+    be.add_argument("--rounds", type=int, default=3, help="--replicas: alternating direct/fleet rounds for the overhead")
     be.add_argument("--json", default="", help="also write the results to this JSON file")
     bg = bench_sub.add_parser("gateway", help="policy gateway overhead over calling the backend directly")
     bg.add_argument("--requests", type=int, default=30, help="calls per path")
