@@ -80,7 +80,9 @@ async def test_vlm_modes_sample_their_route_and_adapter(targets, vlm_gateway, vl
         assert not episode["env_failure"] and episode["length"] >= 1, episode
         steps = store.steps(spec.eval_id, episode["key"])
         for s in steps:
-            assert s["raw_text"] and s["screenshot"]          # the model's own text, and what it saw
+            assert s["screenshot"]                            # what it saw
+            # the model's own text; a random model may end at once (EOS first): then nothing to parse
+            assert s["raw_text"] or (not s["valid"] and s["parse_error"]), s
             assert s["valid"] == (s["action"] is not None and s["action_ok"])
             assert s["action"] is not None or s["parse_error"]
         if mode != "gpt5_baseline":   # the OpenAI path asks for no token ids
