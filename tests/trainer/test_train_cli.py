@@ -13,7 +13,7 @@ def submitted(monkeypatch) -> list[RunSpec]:
 
     seen: list[RunSpec] = []
 
-    async def fake_train_local(spec, runs_dir, resume=""):
+    async def fake_train_local(spec, runs_dir, resume="", env_target=""):
         seen.append(spec)
         return 0
 
