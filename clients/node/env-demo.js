@@ -38,7 +38,6 @@ async function main() {
 
     const stepped = await envCall('Step', {
       session_id: sessionId,
-      replica,
       action: {click_element: {bid: element.bid}, raw_text: `click(${element.bid}) from node`},
       observation,
     });
