@@ -11,7 +11,8 @@ sessions (trainers, evaluation, the trainer service, `halo train/eval --env`) ta
 
 Routing, with no load balancer in between:
 
-- A new session goes to the least loaded serving replica (ties at random). Load is the replica's
+- A new session goes to the least loaded serving replica (ties: the one this client placed fewer
+  sessions on since the last refresh, then at random). Load is the replica's
   `active_sessions / capacity` from GetPoolStats at the last refresh, plus the sessions this client
   placed there since, so one client spreads a burst of creates evenly (a GRPO step opens all its
   sessions at once) and several clients, each spreading its own, do not pile onto one replica.
@@ -238,12 +239,14 @@ class FleetEnvClient(EnvClient):
     # -- routing -----------------------------------------------------------------------------------
 
     def _choose(self, exclude: set[str]) -> Replica | None:
-        """The least loaded serving replica, ties at random."""
+        """The least loaded serving replica; ties go to the one this client placed fewer sessions on
+        since the last probe (replicas of different sizes reach equal load with unequal counts: 2 of 8
+        and 1 of 4), then at random."""
         candidates = [r for r in self.replicas.values() if r.listed and r.serving and r.address not in exclude]
         if not candidates:
             return None
         random.shuffle(candidates)
-        return min(candidates, key=lambda r: r.load)
+        return min(candidates, key=lambda r: (r.load, r.placed))
 
     async def _owner(self, session_id: str) -> Replica:
         owner = self._owners.get(session_id)
