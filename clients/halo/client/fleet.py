@@ -14,7 +14,8 @@ Routing, with no load balancer in between:
 - A new session goes to the least loaded serving replica (ties: the one this client placed fewer
   sessions on since the last refresh, then at random). Load is the replica's
   `active_sessions / capacity` from GetPoolStats at the last refresh, plus the sessions this client
-  placed there since, so one client spreads a burst of creates evenly (a GRPO step opens all its
+  placed there since (and those it is creating there now: a refresh that races a burst of creates
+  keeps counting them), so one client spreads a burst of creates evenly (a GRPO step opens all its
   sessions at once) and several clients, each spreading its own, do not pile onto one replica.
 - Every later call of a session goes to the replica that created it (`owner`). The client keeps
   that map; a session it does not know (a restarted trainer's) is found by asking every replica
@@ -123,12 +124,13 @@ class Replica:
     capacity: int = 0                # pool size, from GetPoolStats
     active: int = 0                  # sessions open there at the last probe (every client's)
     placed: int = 0                  # sessions this client created there since that probe
+    creating: int = 0                # CreateSession calls of this client under way there
     created: int = 0                 # sessions this client created there, in all
     sessions: set[str] = field(default_factory=set)   # this client's open sessions there
 
     @property
     def load(self) -> float:
-        return (self.active + self.placed) / max(self.capacity, 1)
+        return (self.active + self.placed + self.creating) / max(self.capacity, 1)
 
 
 class FleetEnvClient(EnvClient):
@@ -199,6 +201,9 @@ class FleetEnvClient(EnvClient):
 
     async def _probe(self, replica: Replica) -> None:
         client = replica.client
+        # Sessions created while the probe is under way may be missing from its stats: they stay
+        # counted as placed (a burst of creates racing a refresh would otherwise all see load 0)
+        created_before = replica.created
         try:
             # "" is the whole server: NOT_SERVING from the moment a graceful shutdown (drain) starts
             health = await client._health.Check(health_pb2.HealthCheckRequest(service=""), timeout=PROBE_TIMEOUT_S)
@@ -208,7 +213,8 @@ class FleetEnvClient(EnvClient):
             serving, stats = False, None
         replica.serving = serving
         if stats is not None:
-            replica.capacity, replica.active, replica.placed = stats.capacity, stats.active_sessions, 0
+            replica.capacity, replica.active = stats.capacity, stats.active_sessions
+            replica.placed = replica.created - created_before
 
     async def _fresh(self) -> None:
         """The first call resolves and probes (awaited) and starts the refresh loop: every `refresh_s`
@@ -246,7 +252,7 @@ class FleetEnvClient(EnvClient):
         if not candidates:
             return None
         random.shuffle(candidates)
-        return min(candidates, key=lambda r: (r.load, r.placed))
+        return min(candidates, key=lambda r: (r.load, r.placed + r.creating))
 
     async def _owner(self, session_id: str) -> Replica:
         owner = self._owners.get(session_id)
@@ -328,6 +334,7 @@ class FleetEnvClient(EnvClient):
         self, task_id: str, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
         observation: cpb.ObservationOptions | None = None, max_steps: int = 0, run_id: str = "",
         labels: dict[str, str] | None = None, timeout_s: float | None = None, wait_for_slot_s: float = 0.0,
+        include_state: bool = False,
     ) -> pb.CreateSessionResponse:
         """A new session on the least loaded serving replica; a replica that is full or away is
         skipped for the next one. When all are full, waits for a slot for up to `wait_for_slot_s`."""
@@ -339,11 +346,11 @@ class FleetEnvClient(EnvClient):
             full = 0
             while (replica := self._choose(tried)) is not None:
                 tried.add(replica.address)
-                replica.placed += 1
+                replica.creating += 1
                 try:
                     created = await replica.client.create_session(
                         task_id, seed=seed, source=source, observation=observation, max_steps=max_steps,
-                        run_id=run_id, labels=labels, timeout_s=timeout_s)
+                        run_id=run_id, labels=labels, timeout_s=timeout_s, include_state=include_state)
                 except ResourceExhausted:
                     replica.active = max(replica.active, replica.capacity)   # full until the next probe says otherwise
                     full += 1
@@ -351,7 +358,10 @@ class FleetEnvClient(EnvClient):
                 except Unavailable:
                     self._failed(replica)
                     continue
+                finally:
+                    replica.creating -= 1
                 replica.created += 1
+                replica.placed += 1
                 replica.sessions.add(created.session_id)
                 self._owners[created.session_id] = replica
                 return created
@@ -365,9 +375,11 @@ class FleetEnvClient(EnvClient):
             await self.refresh()   # slots free up elsewhere: look again before the next try
 
     async def step(self, session_id: str, action, *, raw_text: str = "",
-                   observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None) -> pb.StepResponse:
+                   observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None,
+                   include_state: bool = False) -> pb.StepResponse:
         response = await self._on_owner(session_id, lambda c: c.step(
-            session_id, action, raw_text=raw_text, observation=observation, timeout_s=timeout_s))
+            session_id, action, raw_text=raw_text, observation=observation, timeout_s=timeout_s,
+            include_state=include_state))
         if response.env_failure:
             self._forget(session_id)   # the replica closed it
         return response
