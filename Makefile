@@ -22,7 +22,7 @@ demo-real: setup
 	.venv/bin/halo train --suite real-easy
 
 test: setup vllm
-	.venv/bin/python -m pytest -q -p no:cacheprovider
+	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
 protos: setup
 	.venv/bin/halo protos

@@ -21,6 +21,7 @@ from halo.trainers.tinker_env import (
     HaloBrowserDatasetBuilder,
     HaloBrowserGroupBuilder,
     batch_for_step,
+    env_failure_strategy,
     render_observation,
 )
 from tests.tinker.fakes import FakeSamplingClient, TinyQwenSamplingClient, alternating_signup_script, tool_call
@@ -193,6 +194,20 @@ async def test_an_env_failure_is_dropped_from_its_group_not_scored(stack, env, t
     with pytest.raises(AllTrajectoriesFailedError):
         await do_group_rollout(small, TinkerTokenCompleter(sampler, max_tokens=64), strategy=MinViableGroup(min_successful=2, max_retries=0))
     assert all(e._closed for e in small.envs)
+
+    # the backends' default strategy rolls the lost member out again in a fresh session: the group is whole
+    again = HaloBrowserGroupBuilder("playground-signup", 0, 2, task_config)
+
+    async def break_first(call: int) -> None:
+        await break_a_session(call, again)
+
+    sampler = FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), before_sample=break_first)
+    strategy = env_failure_strategy(2, {})
+    assert (strategy.min_successful, strategy.max_retries) == (2, 4)
+    group = await do_group_rollout(again, TinkerTokenCompleter(sampler, max_tokens=64), strategy=strategy)
+    assert len(group.trajectories_G) == 2 and [e.error_type for e in group.rollout_errors] == ["EnvFailure"]
+    assert sum(bool(e.env_failure) for e in again.envs) == 1 and all(e._closed for e in again.envs if e.session_id)
+    assert (await env.pool_stats()).active_sessions == 0
 
 
 async def test_dataset_builder_expands_sites_and_batches_deterministically(stack, task_config):

@@ -37,7 +37,7 @@ def test_config_maps_the_runspec_onto_the_cookbook_config(tmp_path: Path):
     assert (task.env_target, task.reward_target, task.token, task.run_id) == ("127.0.0.1:1", "127.0.0.1:2", "t", "r1")
     assert task.max_steps == 70 and task.history_steps == 5 and task.model_name == MODEL
     strategy = config.effective_rollout_strategy()
-    assert isinstance(strategy, MinViableGroup) and strategy.min_successful == 6 and strategy.max_retries == 0
+    assert isinstance(strategy, MinViableGroup) and strategy.min_successful == 6 and strategy.max_retries == 2 * 8   # two fresh attempts per member, as GRPO
 
     dro = build_config(RunSpec(backend="tinker", task_ids=["x"], loss_fn="dro", extra={"dro_beta": 0.1}), ServiceTargets("e"), tmp_path)
     assert dro.loss_fn == "dro" and dro.loss_fn_config == {"beta": 0.1}

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from halo.rollout.episode import Episode
-from halo.trainers.async_rollouts import (AdapterVersions, AsyncSettings, PrioritySlots, RolloutPipeline,
+from halo.trainers.async_rollouts import (AdapterVersions, AsyncSettings, PrioritySlots, Redone, RolloutPipeline,
                                           StepRollouts, admit)
 
 
@@ -79,7 +79,7 @@ async def test_step_m_starts_only_once_the_learner_holds_version_m_minus_1_minus
         started[step] = version
         async with limit:
             await asyncio.sleep(0.01)
-        return [episodes(sampled_version)], 0
+        return [episodes(sampled_version)], Redone()
 
     pipeline = RolloutPipeline(AsyncSettings(k), 1, 6, roll, lambda: version, slots=2)
     try:

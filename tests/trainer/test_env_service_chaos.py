@@ -310,16 +310,17 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
     assert [fault_signs(e) for e in scored if fault_signs(e)] == []
     # ... and every evaluation scored the session's own state, never a fresh default one
     assert recorded.evaluated and all(task == state_task for task, state_task in recorded.evaluated), recorded.evaluated
-    # the metrics account for every episode: learned from, dropped as an env failure, or in a
-    # rollout of the step that was thrown away and rolled out again
-    group = 4
-    assert sum(r["episodes"] + r["env_failures"] for r in rows) + group * sum(r["rollouts_redone"] for r in rows) \
+    # the metrics account for every episode attempt: learned from, dropped as an env failure, lost
+    # and rolled out again (env_retries), or in a rollout of the step that was thrown away
+    assert sum(r["episodes"] + r["env_failures"] + r["env_retries"] + r["attempts_redone"] for r in rows) \
         == len(episodes)
-    assert sum(r["env_failures"] for r in rows) + sum(r["rollouts_redone"] for r in rows) >= 2
-    print("\nchaos: per step (episodes learned from, env_failures, rollouts_redone):",
-          [(r["step"], r["episodes"], r["env_failures"], r["rollouts_redone"]) for r in rows])
+    # each fault shows in the metrics: episodes dropped, retried one by one, or a step's rollout redone
+    assert sum(r["env_failures"] + r["env_retries"] + r["rollouts_redone"] for r in rows) >= 2
+    print("\nchaos: per step (episodes learned from, env_failures, env_retries, rollouts_redone):",
+          [(r["step"], r["episodes"], r["env_failures"], r["env_retries"], r["rollouts_redone"]) for r in rows])
     print(f"chaos: {len(episodes)} episodes rolled out, {len(lost)} lost to infrastructure "
           f"({sum(r['env_failures'] for r in rows):g} dropped from kept rollouts, "
+          f"{sum(r['env_retries'] for r in rows):g} retried one by one, "
           f"{sum(r['rollouts_redone'] for r in rows):g} rollouts redone), "
           f"{sum(r['episodes'] for r in rows):g} learned from, 0 with a fault trace; reasons: "
           + "; ".join(sorted({e.env_failure_reason.splitlines()[0][:90] for e in lost})))

@@ -113,6 +113,16 @@ class StepSlots:
         self._slots.release()
 
 
+@dataclass(frozen=True)
+class Redone:
+    """What a step's rollout cost in environment failures before its groups were kept: whole
+    rollouts thrown away and rolled out again, and the episode attempts in them (retries
+    included), counted in the step's metrics and never learned from."""
+
+    rollouts: int = 0
+    attempts: int = 0
+
+
 @dataclass
 class StepRollouts:
     """One step's groups and when and from which weight version they were sampled."""
@@ -120,7 +130,7 @@ class StepRollouts:
     step: int
     version: int
     groups: list[Any]                # the backend's groups: Episode lists (embedded), TrajectoryGroups (LoRA)
-    redone: int = 0                  # rollouts of the step thrown away (env failures)
+    redone: Redone = field(default_factory=Redone)   # rollouts of the step thrown away (env failures)
     started_at: float = 0.0          # epoch seconds
     finished_at: float = 0.0
     asked_at: float = 0.0            # perf_counter when the learner asked for them (RolloutPipeline.steps)
@@ -179,14 +189,14 @@ class _BusyClock:
         return idle
 
 
-RollOut = Callable[[int, int, Any], Awaitable[tuple[list[list[Any]], int]]]
+RollOut = Callable[[int, int, Any], Awaitable[tuple[list[list[Any]], Redone]]]
 
 
 class RolloutPipeline:
     """Runs the rollouts of steps first..last ahead of the learner, at most K steps ahead.
 
     `roll(step, version, limit)` rolls out one step's groups sampling from `version`, taking env
-    slots through `limit`, and returns (groups, rollouts redone). `version_now()` is the newest
+    slots through `limit`, and returns (groups, Redone). `version_now()` is the newest
     published version (what a starting step samples from).
     """
 

@@ -30,7 +30,7 @@ from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.trainers.advantages import EpisodeSummary, group_advantages, step_metrics
-from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, RolloutPipeline, StepRollouts, admit
+from halo.trainers.async_rollouts import AdapterVersions, AsyncSettings, Redone, RolloutPipeline, StepRollouts, admit
 from halo.trainers.learner import GatewayLearner, GatewayRun, run_steps
 from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig
@@ -83,21 +83,24 @@ async def rollout_step(
     env: EnvClient, reward: RewardClient, policy, batch: list[tuple[str, int]], group_size: int,
     config: RolloutConfig, concurrency: int, recovery: EnvRecovery, ctx: RunContext, step: int,
     sampling_key: str = "", limit=None,
-) -> tuple[list[list[Episode]], int]:
+) -> tuple[list[list[Episode]], Redone]:
     """The step's groups, rolled out again while too many episodes hit environment failures.
 
-    Returns the groups and how many rollouts of this step were thrown away. Raises RuntimeError
+    Returns the groups and what was thrown away: rollouts of this step, and the episode attempts
+    in them (their env retries included). Raises RuntimeError
     when the env service does not come back or the step keeps failing: the run then fails with
     its completed steps checkpointed, and a resume continues from there. Raises StepInterrupted
     when the run is asked to stop while it waits.
     """
+    thrown_away = 0   # episode attempts in the rollouts thrown away, retries included
     for attempt in range(recovery.retries + 1):
         groups = await rollout_groups(env, reward, policy, batch, group_size, config, concurrency, sampling_key,
                                       limit, recovery.episode_retries)
         episodes = [e for g in groups for e in g]
         failed = [e for e in episodes if e.env_failure]
         if len(failed) <= recovery.max_failed_fraction * len(episodes):
-            return groups, attempt
+            return groups, Redone(attempt, thrown_away)
+        thrown_away += sum(1 + e.env_retries for e in episodes)
         reason = collections.Counter(e.env_failure_reason.splitlines()[0] for e in failed).most_common(1)[0][0]
         summary = f"step {step}: {len(failed)}/{len(episodes)} episodes hit environment failures ({reason})"
         if attempt == recovery.retries:
@@ -161,7 +164,9 @@ class GRPOLearner(GatewayLearner[StepRollouts]):
             self.pipeline.start(learner_version=step)   # the next step K ahead starts now
         metrics = step_metrics([[summarize(e) for e in g] for g in admitted.groups]) | update
         metrics |= self.pipeline.metrics(batch, admitted, update_started, update_finished)
-        return metrics | {"rollout_s": rollout_s, "rollouts_redone": float(batch.redone),
+        return metrics | {"rollout_s": rollout_s, "rollouts_redone": float(batch.redone.rollouts),
+                          # every episode attempt in those (retries included): counted, never learned from
+                          "attempts_redone": float(batch.redone.attempts),
                           # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
                           "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))}
 
@@ -207,7 +212,7 @@ async def train_embedded(ctx: RunContext) -> None:
         async def unload(name: str) -> None:
             await gateway.unload_adapter(spec.model, name)
 
-        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], int]:
+        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], Redone]:
             policy = GatewayPolicy(gateway, spec.model, versions.name(version), spec.temperature)
             batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
             groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,

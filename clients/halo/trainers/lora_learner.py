@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import math
 import shutil
 import time
 from collections.abc import Sequence
@@ -47,8 +46,8 @@ import torch
 from halo.client.policy import PolicyClient
 from halo.errors import FailedPrecondition, InvalidArgument
 from halo.trainers.advantages import step_metrics
-from halo.trainers.async_rollouts import AsyncSettings, RolloutPipeline, StepRollouts, admit
-from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, expand_task_refs
+from halo.trainers.async_rollouts import AsyncSettings, Redone, RolloutPipeline, StepRollouts, admit
+from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, env_failure_strategy, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
 from halo.trainers.lora_model import (  # noqa: F401 (datum_from_completion, LOSS_FUNCTIONS: this module's API)
     LOSS_FUNCTIONS, QwenVLInputs, _tensor, datum_from_completion, load_base_model, load_processors, rl_loss, token_logprobs,
@@ -217,8 +216,6 @@ async def train_local_lora(ctx: Any) -> None:
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """
-    from tinker_cookbook.rl.rollout_strategy import MinViableGroup
-
     spec = ctx.spec
     extra = spec.extra
     model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
@@ -250,8 +247,7 @@ async def train_local_lora(ctx: Any) -> None:
     tasks = await expand_task_refs(task, spec.task_ids)
     dataset = HaloBrowserDataset(tasks, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
                                  num_batches=spec.total_steps, seed=spec.seed, config=task)
-    min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
-    strategy = MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)), max_retries=int(extra.get("env_retries", 0)))
+    strategy = env_failure_strategy(spec.group_size, extra)
     settings = AsyncSettings.from_extra(extra)
     if settings.max_staleness and sampler != "vllm":
         raise InvalidArgument("--max-staleness needs the rollouts sampled through vLLM (extra.serve_route): "
@@ -347,7 +343,7 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
     spec = ctx.spec
     through_gateway = isinstance(policy, GatewayPolicy)
 
-    async def roll(step: int, version: int, limit) -> tuple[tuple, int]:
+    async def roll(step: int, version: int, limit) -> tuple[tuple, Redone]:
         builders = dataset.get_batch(step - 1)
         step_policy = policy
         if through_gateway:
@@ -361,7 +357,7 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
         if through_gateway and step_policy.failure is not None:
             # the sampler failed, not the environment: no step is recorded, the last checkpoint stays
             raise step_policy.failure
-        return (builders, results, step_policy), 0
+        return (builders, results, step_policy), Redone()   # lost trajectories: the strategy's retries
 
     pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: publisher.version, slots=1)
     ctx.log(settings.describe())

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, Prompt, PromptOptions, b
 from halo.client.env import EnvClient, observation_options
 from halo.client.reward import RewardClient, page_state
 from halo.errors import HaloError, InvalidArgument
+from halo.rollout.retries import DEFAULT_EPISODE_RETRIES
 from halo.rollout.tasks import expand_tasks
 from halo.trainers.advantages import EpisodeSummary
 from halo.v1 import env_pb2 as epb
@@ -66,6 +68,20 @@ log = logging.getLogger("halo.trainers.tinker_env")
 DEFAULT_TINKER_MODEL = "Qwen/Qwen3-VL-30B-A3B-Instruct"
 DEFAULT_RENDERER = "qwen3_vl_instruct"
 STOP_TEXTS = ("<|im_end|>", "<|endoftext|>")
+
+
+def env_failure_strategy(group_size: int, extra: dict[str, Any]):
+    """The cookbook rollout strategy both cookbook-loop backends (Tinker, local LoRA) use for
+    environment failures: a failed trajectory is rolled out again in a fresh env (a new session, on
+    an env fleet on a replica that still serves) while its group is below `extra.min_group`
+    (default 3/4 of the group, at least 2), with `extra.env_retries` attempts per group (default
+    DEFAULT_EPISODE_RETRIES per member, as GRPO gives each episode); above the floor a failed member
+    is dropped, never scored. A group that stays below the floor is dropped whole."""
+    from tinker_cookbook.rl.rollout_strategy import MinViableGroup
+
+    min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * group_size))))
+    retries = int(extra.get("env_retries", DEFAULT_EPISODE_RETRIES * group_size))
+    return MinViableGroup(min_successful=max(1, min(min_group, group_size)), max_retries=retries)
 
 
 class EnvFailure(RuntimeError):

@@ -59,6 +59,7 @@ from halo.trainers.tinker_env import (
     HaloBrowserDataset,
     HaloBrowserDatasetBuilder,
     StopRequested,
+    env_failure_strategy,
 )
 from halo.trainers.tinker_env import load_renderer
 
@@ -133,7 +134,6 @@ class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
 
 def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run_id: str = "", hook_key: str = ""):
     """The cookbook's RL Config for a RunSpec (no network: ServiceClient is created in main())."""
-    from tinker_cookbook.rl.rollout_strategy import MinViableGroup
     from tinker_cookbook.rl.train import Config, KLReferenceConfig
 
     spec.validate()
@@ -155,16 +155,13 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
         eval_seeds=[int(s) for s in extra.get("eval_seeds", [1001, 1002])] if eval_every else [],
         hook_key=hook_key,
     )
-    # Groups that lost members to env failures are kept down to this size (then dropped).
-    min_group = int(extra.get("min_group", max(2, math.ceil(0.75 * spec.group_size))))
     kl = float(extra.get("kl_penalty_coef", 0.0))
     return Config(
         learning_rate=spec.learning_rate, dataset_builder=dataset, model_name=model, recipe_name=RECIPE_NAME,
         max_tokens=spec.max_tokens, log_path=str(log_path), eval_every=eval_every, save_every=spec.checkpoint_every,
         renderer_name=task.renderer_name, loss_fn=spec.loss_fn, loss_fn_config=loss_fn_config_for(spec),
         lora_rank=spec.lora_rank, temperature=spec.temperature,
-        rollout_error_tolerance=MinViableGroup(min_successful=max(1, min(min_group, spec.group_size)),
-                                               max_retries=int(extra.get("env_retries", 0))),
+        rollout_error_tolerance=env_failure_strategy(spec.group_size, extra),
         remove_constant_reward_groups=bool(extra.get("remove_constant_reward_groups", False)),
         base_url=base_url_for(spec),
         wandb_project=str(extra.get("wandb_project", "")) or None, wandb_name=(spec.name or run_id or None),
