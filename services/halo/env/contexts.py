@@ -132,6 +132,17 @@ class WarmContexts:
             self._filler = asyncio.get_running_loop().create_task(self._fill_forever())
             self._wanted.set()
 
+    async def resize(self, size: int) -> None:
+        """Keep `size` warm contexts from now on (0: open every session's on demand)."""
+        self.size = size
+        while len(self._ready) > size:
+            ready = self._ready.pop()
+            await close_quietly(ready.context)
+            self.pool.release(ready.slot)
+        if size > 0 and self._filler is None:
+            self.start()
+        self._changed()
+
     def take(self) -> ReadyContext | None:
         while self._ready:
             ready = self._ready.popleft()
