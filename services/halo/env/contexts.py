@@ -103,13 +103,14 @@ class WarmContexts:
 
     `take()` never waits: it returns a warm context or None (the caller opens one cold). Every take
     wakes the filler, which opens replacements one at a time in the background, and only while no
-    CreateSession is setting up (`busy()`): a refill competing for the two cores with the sessions
-    being created would slow down exactly the calls it exists to speed up. Contexts whose Chromium
-    died are closed instead of handed out.
+    CreateSession is under way (`busy()`, deferred up to MAX_DEFER_S): a refill competing for the
+    two cores with the sessions being created (page load, first observation) would slow down exactly
+    the calls it exists to speed up. Contexts whose Chromium died are closed instead of handed out.
     """
 
     #: longest a refill waits for the creates under way to finish before it opens a context anyway
-    MAX_DEFER_S = 1.0
+    #: (under a steady stream of creates it must not starve)
+    MAX_DEFER_S = 3.0
 
     def __init__(self, pool: BrowserPool, settings: EnvSettings, size: int, busy=lambda: False) -> None:
         self.pool = pool

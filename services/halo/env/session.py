@@ -145,9 +145,9 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._slots = asyncio.Semaphore(settings.pool_size)
         self._reaper: asyncio.Task | None = None
-        self._setting_up = 0   # CreateSession calls between their slot and their start page
+        self._creating = 0   # CreateSession calls under way
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
-                                 busy=lambda: self._setting_up > 0)
+                                 busy=lambda: self._creating > 0)
         self.created = 0
         self.reaped = 0
         self.env_failures = 0
@@ -231,6 +231,18 @@ class SessionManager:
         self, task_id: str, seed: int = 0, source: Source | None = None, max_steps: int = 0,
         run_id: str = "", labels: dict[str, str] | None = None, options: ObserveOptions = ObserveOptions(),
     ) -> tuple[Session, PageObservation]:
+        # the warm pool refills only while no create is under way: a context opened now would take
+        # the cores from this create's page load and first observation
+        self._creating += 1
+        try:
+            return await self._create(task_id, seed, source, max_steps, run_id, labels, options)
+        finally:
+            self._creating -= 1
+
+    async def _create(
+        self, task_id: str, seed: int, source: Source | None, max_steps: int, run_id: str,
+        labels: dict[str, str] | None, options: ObserveOptions,
+    ) -> tuple[Session, PageObservation]:
         task = self.registry.get(task_id)
         source, base_url = self._resolve_source(task, source)
         timings, clock = CreateTimings(), _Lap()
@@ -244,7 +256,6 @@ class SessionManager:
             ) from None
         timings.slot_s = clock.lap()
         ready: ReadyContext | None = None
-        self._setting_up += 1
         try:
             # a warm context (opened ahead, never used by anyone) when one is ready, else a cold one
             ready = self.warm.take() or await open_context(self.pool, self.settings)
@@ -261,7 +272,6 @@ class SessionManager:
             timings.context_s = clock.lap()
             await self._setup_task(session, seed, run_id or "0", timings, clock)
         except BaseException as exc:
-            self._setting_up -= 1
             if ready is not None:
                 await close_quietly(ready.context)
                 self.pool.release(ready.slot)
@@ -270,7 +280,6 @@ class SessionManager:
                 metrics.ENV_FAILURES.labels("setup").inc()
                 raise Unavailable(f"could not set up task {task.id} at {base_url}: {str(exc).splitlines()[0]}") from exc
             raise
-        self._setting_up -= 1
         self._sessions[session.id] = session
         self.created += 1
         metrics.SESSIONS_CREATED.labels(task.site).inc()
