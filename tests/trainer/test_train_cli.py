@@ -61,8 +61,7 @@ def test_max_staleness_reaches_the_spec_and_backends_without_it_refuse(submitted
     (spec,) = submitted
     assert spec.extra["max_staleness"] == 2 and spec.extra["stale_rule"] == "correct"
     assert resolve_trainer(spec).__name__ == "train_embedded"
-    with pytest.raises(ValueError, match="--max-staleness"):
-        resolve_trainer(RunSpec(kind="mcts", backend="embedded", task_ids=["t"], extra={"max_staleness": 1}))
-    # Tinker runs it as the cookbook's own async mode (tests/tinker: the mapping onto AsyncConfig)
-    for k in (0, 1):
-        assert resolve_trainer(RunSpec(backend="tinker", task_ids=["t"], extra={"max_staleness": k})).__name__ == "train_tinker"
+    for kind, backend in (("grpo", "tinker"), ("mcts", "embedded")):
+        with pytest.raises(ValueError, match="--max-staleness"):
+            resolve_trainer(RunSpec(kind=kind, backend=backend, task_ids=["t"], extra={"max_staleness": 1}))
+    assert resolve_trainer(RunSpec(backend="tinker", task_ids=["t"], extra={"max_staleness": 0})).__name__ == "train_tinker"
