@@ -55,6 +55,24 @@ def test_config_maps_the_runspec_onto_the_cookbook_config(tmp_path: Path):
         build_config(RunSpec(backend="tinker", task_ids=["x"], loss_fn="reinforce"), ServiceTargets("e"), tmp_path)
 
 
+def test_max_staleness_maps_onto_the_cookbooks_async_config(tmp_path: Path):
+    from tinker_cookbook.rl.train import AsyncConfig
+
+    def config(**extra):
+        spec = RunSpec(backend="tinker", task_ids=["x"], groups_per_batch=3, extra=extra)
+        return build_config(spec, ServiceTargets("e"), tmp_path)
+
+    assert config().async_config is None and config(max_staleness=0).async_config is None   # synchronous
+    two = config(max_staleness=2, stale_rule="drop").async_config
+    assert isinstance(two, AsyncConfig)
+    assert (two.max_steps_off_policy, two.groups_per_batch) == (2, 3)
+    # the cookbook requeues a group beyond K (HALO's drop): `correct` is refused, not run as something else
+    with pytest.raises(ValueError, match="stale-rule correct is not available on Tinker"):
+        config(max_staleness=1, stale_rule="correct")
+    with pytest.raises(ValueError, match="max_staleness must be >= 0"):
+        config(max_staleness=-1)
+
+
 def test_the_registry_resolves_the_tinker_trainer():
     from halo.cli.registry import resolve_trainer
     from halo.trainers.tinker_train import train_tinker

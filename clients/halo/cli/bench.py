@@ -29,7 +29,7 @@ def _env(args: argparse.Namespace) -> int:
         args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
     return asyncio.run(run_env_bench(
         [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json,
-        modes, args.agisdk_slow_mo,
+        modes, args.agisdk_slow_mo, args.create_rounds, args.create_task, args.warm_contexts,
     ))
 
 
@@ -86,7 +86,12 @@ def add_parser(sub) -> None:
                     help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
                          "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment), "
                          "service+state (Step returning the site's state, as episodes step), service+getstate (Step, "
-                         "then GetState: the round trip include_state saves)")
+                         "then GetState: the round trip include_state saves), create (bursts of concurrent CreateSession "
+                         "with the warm contexts: p50/p95 and the phases inside the service), create-cold (the same "
+                         "with no warm contexts: every context opened on demand)")
+    be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
+    be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
+    be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")
     be.add_argument("--agisdk-slow-mo", type=int, default=None,
                     help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
     be.add_argument("--replicas", default="", metavar="1,2,3",

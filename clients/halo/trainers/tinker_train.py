@@ -52,6 +52,7 @@ from halo.errors import FailedPrecondition
 from halo.runs.context import RunContext, ServiceTargets
 from halo.runs.spec import RunSpec
 from halo.trainers.advantages import step_metrics
+from halo.trainers.async_rollouts import AsyncSettings
 from halo.trainers.tinker_env import (
     DEFAULT_RENDERER,
     DEFAULT_TINKER_MODEL,
@@ -118,6 +119,25 @@ def loss_fn_config_for(spec: RunSpec) -> dict[str, float] | None:
     return None  # Tinker's defaults (ppo/cispo clip at 0.8..1.2)
 
 
+def async_config_for(spec: RunSpec) -> Any | None:
+    """The cookbook's own async mode for `--max-staleness K` (None for K = 0, the synchronous loop).
+
+    With `AsyncConfig(max_steps_off_policy=K)` the cookbook samples while it trains and never trains
+    on a group sampled more than K steps behind the learner: it requeues that group (rolls it out
+    again), which is HALO's `drop` rule. The groups it keeps are corrected by the importance ratio of
+    the loss (importance_sampling, ppo, cispo); `correct` for a group beyond K has no counterpart
+    there, so it is refused rather than silently run as something else."""
+    from tinker_cookbook.rl.train import AsyncConfig
+
+    settings = AsyncSettings.from_extra(spec.extra)
+    if not settings.max_staleness:
+        return None
+    if settings.stale_rule != "drop":
+        raise ValueError(f"--stale-rule {settings.stale_rule} is not available on Tinker: tinker-cookbook requeues a group "
+                         f"more than --max-staleness steps behind (rolls it out again), HALO's `drop`; use --stale-rule drop")
+    return AsyncConfig(max_steps_off_policy=settings.max_staleness, groups_per_batch=spec.groups_per_batch)
+
+
 @chz.chz
 class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
     """HaloBrowserDatasetBuilder whose training dataset calls the run's batch hook."""
@@ -167,6 +187,7 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
         wandb_project=str(extra.get("wandb_project", "")) or None, wandb_name=(spec.name or run_id or None),
         num_groups_to_log=int(extra.get("num_groups_to_log", 2)), max_steps=spec.total_steps,
         kl_penalty_coef=kl, kl_reference_config=KLReferenceConfig(base_model=model) if kl > 0 else None,
+        async_config=async_config_for(spec),
     )
 
 

@@ -266,7 +266,7 @@ class KeepAliveResponse(_message.Message):
     def __init__(self, alive: _Optional[int] = ..., unknown: _Optional[int] = ...) -> None: ...
 
 class PoolStats(_message.Message):
-    __slots__ = ("capacity", "active_sessions", "browsers", "sessions_created", "sessions_reaped", "browser_restarts", "env_failures")
+    __slots__ = ("capacity", "active_sessions", "browsers", "sessions_created", "sessions_reaped", "browser_restarts", "env_failures", "warm_contexts", "warm_starts", "cold_starts")
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     BROWSERS_FIELD_NUMBER: _ClassVar[int]
@@ -274,6 +274,9 @@ class PoolStats(_message.Message):
     SESSIONS_REAPED_FIELD_NUMBER: _ClassVar[int]
     BROWSER_RESTARTS_FIELD_NUMBER: _ClassVar[int]
     ENV_FAILURES_FIELD_NUMBER: _ClassVar[int]
+    WARM_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
+    WARM_STARTS_FIELD_NUMBER: _ClassVar[int]
+    COLD_STARTS_FIELD_NUMBER: _ClassVar[int]
     capacity: int
     active_sessions: int
     browsers: int
@@ -281,4 +284,7 @@ class PoolStats(_message.Message):
     sessions_reaped: int
     browser_restarts: int
     env_failures: int
-    def __init__(self, capacity: _Optional[int] = ..., active_sessions: _Optional[int] = ..., browsers: _Optional[int] = ..., sessions_created: _Optional[int] = ..., sessions_reaped: _Optional[int] = ..., browser_restarts: _Optional[int] = ..., env_failures: _Optional[int] = ...) -> None: ...
+    warm_contexts: int
+    warm_starts: int
+    cold_starts: int
+    def __init__(self, capacity: _Optional[int] = ..., active_sessions: _Optional[int] = ..., browsers: _Optional[int] = ..., sessions_created: _Optional[int] = ..., sessions_reaped: _Optional[int] = ..., browser_restarts: _Optional[int] = ..., env_failures: _Optional[int] = ..., warm_contexts: _Optional[int] = ..., warm_starts: _Optional[int] = ..., cold_starts: _Optional[int] = ...) -> None: ...

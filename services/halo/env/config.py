@@ -14,6 +14,11 @@ class EnvSettings(ServiceSettings):
     port: int = Field(50051, description="gRPC port (0 picks a free one)")
     pool_size: int = Field(8, ge=1, description="max concurrent sessions (browser contexts)")
     browsers: int = Field(1, ge=1, description="Chromium processes the contexts are spread over")
+    warm_contexts: int = Field(
+        8, ge=0,
+        description="browser contexts kept opened ahead of CreateSession (at most --pool-size; 0 = open each on "
+        "demand); each is handed to one session only and closed with it",
+    )
     acquire_timeout_s: float = Field(5.0, ge=0, description="how long CreateSession waits for a free slot before RESOURCE_EXHAUSTED")
     session_ttl_s: float = Field(
         60.0, gt=0,

@@ -18,3 +18,12 @@ OBSERVE_SECONDS = Histogram(
 )
 ENV_FAILURES = Counter("halo_env_failures_total", "environment failures (browser/site), not task failures", ["reason"])
 BROWSER_RESTARTS = Gauge("halo_env_browser_restarts", "Chromium processes replaced after a crash")
+CREATE_SECONDS = Histogram(
+    "halo_env_create_seconds", "CreateSession latency (slot to first observation), by where the context came from",
+    ["context"], buckets=(0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 2, 5),
+)
+CREATE_PHASE_SECONDS = Histogram(
+    "halo_env_create_phase_seconds", "time of one phase of CreateSession (slot, context, config, navigate, observe)",
+    ["phase"], buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 2),
+)
+WARM_CONTEXTS = Gauge("halo_env_warm_contexts", "browser contexts opened ahead of CreateSession, ready now")

@@ -13,21 +13,24 @@ import json
 import re
 import secrets
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
 import httpx
-from playwright.async_api import BrowserContext, Page, Route
+from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from halo.agent import actions as A
-from halo.env import metrics, navigation
+from halo.env import metrics
 from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
+from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
-from halo.env.urlpolicy import UrlPolicy, origin_of
+from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.errors import bounded, quoted
 from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
@@ -68,6 +71,20 @@ class StepOutcome:
 
 
 @dataclass
+class CreateTimings:
+    """Where one CreateSession's time went (seconds), for `halo bench env` and the create histogram."""
+    slot_s: float = 0.0       # waiting for a free session slot
+    context_s: float = 0.0    # browser context + page + routing (cold), or taking a warm one
+    config_s: float = 0.0     # the replica's /config (fresh state for this context)
+    navigate_s: float = 0.0   # loading the start page
+    observe_s: float = 0.0    # the first observation (AXTree + screenshot)
+    total_s: float = 0.0
+    warm: bool = False        # the context came from the warm pool
+
+    PHASES: ClassVar[tuple[str, ...]] = ("slot", "context", "config", "navigate", "observe")
+
+
+@dataclass
 class SnapshotRecord:
     site_snapshot_id: str
     url: str
@@ -95,7 +112,7 @@ class Session:
     context: BrowserContext
     page: Page
     policy: UrlPolicy
-    guard: "RouteGuard"
+    guard: RouteGuard
     faults: FaultWatcher
     max_steps: int
     step_index: int = 0
@@ -128,15 +145,21 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._slots = asyncio.Semaphore(settings.pool_size)
         self._reaper: asyncio.Task | None = None
+        self._creating = 0   # CreateSession calls under way
+        self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
+                                 busy=lambda: self._creating > 0)
         self.created = 0
         self.reaped = 0
         self.env_failures = 0
+        #: the phases of the latest CreateSession calls (`halo bench env` reads them in process)
+        self.create_timings: deque[CreateTimings] = deque(maxlen=4096)
         metrics.POOL_CAPACITY.set(settings.pool_size)
 
     # --- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
         await self.pool.start()
+        self.warm.start()
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
 
     async def readiness(self) -> str:
@@ -156,6 +179,7 @@ class SessionManager:
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        await self.warm.close()
         for session_id in list(self._sessions):
             await self.close_session(session_id, reason="shutdown")
         await self.pool.close()
@@ -207,8 +231,21 @@ class SessionManager:
         self, task_id: str, seed: int = 0, source: Source | None = None, max_steps: int = 0,
         run_id: str = "", labels: dict[str, str] | None = None, options: ObserveOptions = ObserveOptions(),
     ) -> tuple[Session, PageObservation]:
+        # the warm pool refills only while no create is under way: a context opened now would take
+        # the cores from this create's page load and first observation
+        self._creating += 1
+        try:
+            return await self._create(task_id, seed, source, max_steps, run_id, labels, options)
+        finally:
+            self._creating -= 1
+
+    async def _create(
+        self, task_id: str, seed: int, source: Source | None, max_steps: int, run_id: str,
+        labels: dict[str, str] | None, options: ObserveOptions,
+    ) -> tuple[Session, PageObservation]:
         task = self.registry.get(task_id)
         source, base_url = self._resolve_source(task, source)
+        timings, clock = CreateTimings(), _Lap()
         try:
             await acquire_within(self._slots, self.settings.acquire_timeout_s)
         except TimeoutError:
@@ -217,30 +254,27 @@ class SessionManager:
                 f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
                 "close sessions or raise --pool-size"
             ) from None
-        slot = None
+        timings.slot_s = clock.lap()
+        ready: ReadyContext | None = None
         try:
-            slot, context = await self.pool.new_context(self.settings.viewport_width, self.settings.viewport_height)
+            # a warm context (opened ahead, never used by anyone) when one is ready, else a cold one
+            ready = self.warm.take() or await open_context(self.pool, self.settings)
+            timings.warm = ready.warm
             policy = UrlPolicy.for_site(base_url, guard=self.settings.guard_grader)
-            guard = RouteGuard(policy)
-            if self.settings.block_other_hosts or self.settings.guard_grader:
-                await context.route(lambda url: policy.needs_routing(url), guard.handle)
-            await context.add_init_script(navigation.TRACKER_JS)   # lets actions wait for the navigations they start
-            page = await context.new_page()
-            faults = FaultWatcher(context, policy, site_prefix=base_url if source is Source.REPLICA else "")
+            ready.guard.policy = policy
+            faults = FaultWatcher(ready.context, policy, site_prefix=base_url if source is Source.REPLICA else "")
             session = Session(
-                id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=slot, context=context,
-                page=page, policy=policy, guard=guard, faults=faults, max_steps=max_steps or self.settings.max_steps,
-                labels=dict(labels or {}), run_id=run_id,
+                id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=ready.slot,
+                context=ready.context, page=ready.page, policy=policy, guard=ready.guard, faults=faults,
+                max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}), run_id=run_id,
             )
             self._watch(session)
-            await self._setup_task(session, seed, run_id or "0")
+            timings.context_s = clock.lap()
+            await self._setup_task(session, seed, run_id or "0", timings, clock)
         except BaseException as exc:
-            if slot is not None:
-                try:
-                    await context.close()  # type: ignore[possibly-undefined]
-                except Exception:
-                    pass
-                self.pool.release(slot)
+            if ready is not None:
+                await close_quietly(ready.context)
+                self.pool.release(ready.slot)
             self._slots.release()
             if isinstance(exc, PlaywrightError):
                 metrics.ENV_FAILURES.labels("setup").inc()
@@ -252,7 +286,7 @@ class SessionManager:
         metrics.SESSIONS_ACTIVE.set(self.active)
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
         try:
-            return session, await self._observe(session, options)
+            observation = await self._observe(session, options)
         except BaseException as exc:
             # The caller never learns the id (its deadline expired and the call was cancelled, or the
             # first observation failed): close now instead of holding the slot until the idle TTL.
@@ -261,6 +295,16 @@ class SessionManager:
                 metrics.ENV_FAILURES.labels("setup").inc()
                 raise Unavailable(f"could not observe the new session of task {task.id}: {str(exc).splitlines()[0]}") from exc
             raise
+        timings.observe_s = clock.lap()
+        timings.total_s = clock.total()
+        self._record_create(timings)
+        return session, observation
+
+    def _record_create(self, timings: CreateTimings) -> None:
+        self.create_timings.append(timings)
+        for phase in CreateTimings.PHASES:
+            metrics.CREATE_PHASE_SECONDS.labels(phase).observe(getattr(timings, f"{phase}_s"))
+        metrics.CREATE_SECONDS.labels("warm" if timings.warm else "cold").observe(timings.total_s)
 
     def _watch(self, session: Session) -> None:
         def on_page(page: Page) -> None:  # a link with target=_blank: the new tab becomes active
@@ -274,7 +318,7 @@ class SessionManager:
         if not session.env_failure:
             session.env_failure = reason
 
-    async def _setup_task(self, session: Session, seed: int, run_id: str) -> None:
+    async def _setup_task(self, session: Session, seed: int, run_id: str, timings: CreateTimings, clock: "_Lap") -> None:
         """REAL's task setup: /config for this task (fresh state for this context), then the start page."""
         task_ref = f"v2.{session.task.id}" if session.task.suite == "real-v2" else session.task.id
         config_url = f"{session.base_url}/config?run_id={run_id}&task_id={task_ref}&latency=0&seed={seed}"
@@ -291,9 +335,11 @@ class SessionManager:
                 await session.page.goto(config_url, timeout=self.settings.navigation_timeout_ms)
             finally:
                 session.guard.env_visit = False
+        timings.config_s = clock.lap()
         await session.page.goto(session.base_url, timeout=self.settings.navigation_timeout_ms)
         if session.faults.fault:
             raise PlaywrightError(session.faults.fault)
+        timings.navigate_s = clock.lap()
 
     def _check_alive(self, session: Session) -> None:
         if not session.slot.alive and not session.env_failure:
@@ -539,28 +585,24 @@ class SessionManager:
             "capacity": self.settings.pool_size, "active_sessions": self.active,
             "browsers": self.pool.alive_browsers, "sessions_created": self.created,
             "sessions_reaped": self.reaped, "browser_restarts": self.pool.restarts,
-            "env_failures": self.env_failures,
+            "env_failures": self.env_failures, "warm_contexts": self.warm.ready,
+            "warm_starts": self.warm.taken, "cold_starts": self.created - self.warm.taken,
         }
 
 
-class RouteGuard:
-    """Aborts what the policy refuses: any request to another host or a control route, and a
-    page (navigation) outside the task's site; the page sees net::ERR_BLOCKED_BY_CLIENT.
-    `env_visit` lets the env's own visit of a hosted site's /config through."""
+class _Lap:
+    """Seconds since the previous lap (the phases of one CreateSession)."""
 
-    def __init__(self, policy: UrlPolicy) -> None:
-        self.policy = policy
-        self.env_visit = False
+    def __init__(self) -> None:
+        self.started = self._last = time.perf_counter()
 
-    async def handle(self, route: Route) -> None:
-        request = route.request
-        refused = not self.policy.allows(request.url) or (
-            request.is_navigation_request() and self.policy.check(request.url) is not None
-        )
-        if refused and not (self.env_visit and origin_of(request.url) in self.policy.allowed_origins):
-            await route.abort("blockedbyclient")
-        else:
-            await route.fallback()
+    def lap(self) -> float:
+        now = time.perf_counter()
+        elapsed, self._last = now - self._last, now
+        return elapsed
+
+    def total(self) -> float:
+        return time.perf_counter() - self.started
 
 
 def _reason_label(reason: str) -> str:

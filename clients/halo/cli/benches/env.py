@@ -177,11 +177,71 @@ async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: in
                        _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
 
 
-MODES = ("service", "raw", "agisdk", "service+state", "service+getstate")
+@dataclass
+class CreateResult:
+    mode: str                  # "create" (warm contexts as configured) | "create-cold" (none: every context on demand)
+    sessions: int              # concurrent CreateSession calls per round
+    creates: int
+    p50_ms: float              # CreateSession as the client sees it (gRPC included)
+    p95_ms: float
+    phases_p50_ms: dict[str, float]   # inside the service (halo.env.session.CreateTimings)
+    warm_share: float          # creates that began on a warm context
+
+
+CREATE_MODES = ("create-cold", "create")
+
+
+async def _create_level(env, manager, sessions: int, rounds: int, task: str, image_format: str, warm: int,
+                        progress, task_id) -> CreateResult:
+    """`rounds` bursts of `sessions` concurrent CreateSession calls (a GRPO step opens its group's
+    sessions at once), each session closed before the next burst. Between bursts the warm pool is
+    given the time an episode would give it to refill."""
+    from halo.client.env import observation_options
+    from halo.env.session import CreateTimings
+
+    opts = observation_options(image_format, 80)
+    await manager.warm.resize(warm)
+    first = len(manager.create_timings)
+    latencies: list[float] = []
+
+    async def one():
+        t = time.perf_counter()
+        created = await env.create_session(task, observation=opts)
+        latencies.append(time.perf_counter() - t)
+        progress.advance(task_id)
+        return created
+
+    for _ in range(rounds):
+        deadline = time.monotonic() + 30
+        while manager.warm.ready < manager.warm.size and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        created = await asyncio.gather(*(one() for _ in range(sessions)))
+        for c in created:
+            await env.close_session(c.session_id)
+    timings = list(manager.create_timings)[first:]
+    phases = {p: _percentile([getattr(t, f"{p}_s") for t in timings], 50) * 1e3 for p in CreateTimings.PHASES}
+    return CreateResult("create" if warm else "create-cold", sessions, len(latencies), _percentile(latencies, 50) * 1e3,
+                        _percentile(latencies, 95) * 1e3, phases, sum(t.warm for t in timings) / max(len(timings), 1))
+
+
+def _create_table(results: list[CreateResult], task: str, image_format: str) -> Table:
+    from halo.env.session import CreateTimings
+
+    table = Table(title=f"CreateSession ms: {task}, n concurrent, first observation {image_format} + AXTree; phases: p50 in the service")
+    for col in ("n", "mode", "p50", "p95", *CreateTimings.PHASES, "warm"):
+        table.add_column(col, justify="right")
+    for r in results:
+        table.add_row(str(r.sessions), r.mode, f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
+                      *(f"{r.phases_p50_ms[p]:.0f}" for p in CreateTimings.PHASES), f"{r.warm_share:.0%}")
+    return table
+
+
+MODES = ("service", "raw", "agisdk", "service+state", "service+getstate", *CREATE_MODES)
 
 
 async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",
-                        modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None) -> int:
+                        modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None,
+                        create_rounds: int = 5, create_task: str = "gomail-1", warm_contexts: int = 8) -> int:
     from playwright.async_api import async_playwright
 
     from halo.cli.benches.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
@@ -193,8 +253,10 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
     chromium = find_chromium()
     browsers_path = playwright_browser_links(chromium) if chromium and "agisdk" in modes else None
     results: list[BenchResult] = []
+    creates: list[CreateResult] = []
     try:
-        async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1}) as stack:
+        async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1,
+                                             "warm_contexts": warm_contexts}) as stack:
             async with EnvClient(stack.env_target) as env, async_playwright() as pw:
                 browser = await pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 with Progress(console=console, transient=True) as progress:
@@ -205,6 +267,12 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                     await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
                     for n in levels:
                         for mode in modes:
+                            if mode in CREATE_MODES:
+                                task = progress.add_task(f"{n} session(s): {mode}", total=n * create_rounds)
+                                warm = 0 if mode == "create-cold" else min(warm_contexts, max(levels))
+                                creates.append(await _create_level(env, stack.env_manager, n, create_rounds, create_task,
+                                                                   image_format, warm, progress, task))
+                                continue
                             task = progress.add_task(f"{n} session(s): {mode}", total=n * steps)
                             if mode.startswith("service"):
                                 results.append(await _service_level(env, n, steps, image_format, progress, task, mode))
@@ -218,7 +286,13 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
         if browsers_path:
             shutil.rmtree(browsers_path, ignore_errors=True)
 
+    if creates:
+        console.print(_create_table(creates, create_task, image_format))
+    step_modes = tuple(m for m in modes if m not in CREATE_MODES)
     by_key = {(r.mode, r.sessions): r for r in results}
+    if not step_modes:
+        _write_json(json_path, results, creates)
+        return 0
     title = f"halo bench env ({steps} steps/session, {image_format} screenshots + AXTree every step"
     if "agisdk" in modes:
         title += f"; agisdk: its own observation, slow_mo {slow_mo} ms"
@@ -227,12 +301,17 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
         table.add_column(col, justify="right")
     for n in levels:
         raw = by_key.get(("raw", n))
-        for mode in modes:
+        for mode in step_modes:
             r = by_key[(mode, n)]
             ratio = f"{r.steps_per_s / raw.steps_per_s:.2f}" if raw and r is not raw else ""
             table.add_row(str(n), r.mode, f"{r.steps_per_s:.1f}", f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
                           f"{r.pss_per_session_mb:.0f}", ratio)
     console.print(table)
-    if json_path:
-        Path(json_path).write_text(json.dumps([asdict(r) | {"steps_per_s": r.steps_per_s} for r in results], indent=2))
+    _write_json(json_path, results, creates)
     return 0
+
+
+def _write_json(json_path: str, results: list[BenchResult], creates: list[CreateResult]) -> None:
+    if json_path:
+        rows = [asdict(r) | {"steps_per_s": r.steps_per_s} for r in results] + [asdict(c) for c in creates]
+        Path(json_path).write_text(json.dumps(rows, indent=2))
