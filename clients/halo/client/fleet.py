@@ -438,12 +438,12 @@ class FleetEnvClient(EnvClient):
         return sum(await self._on_each(lambda c: c.close_run_sessions(run_id)))
 
     async def pool_stats(self) -> pb.PoolStats:
-        """The fleet's pool: the sum over the replicas that answer."""
+        """The fleet's pool: the sum over the replicas that answer (every field is a count, so a
+        field added to PoolStats is summed too)."""
         total = pb.PoolStats()
         for stats in await self._on_each(lambda c: c.pool_stats()):
-            for name in ("capacity", "active_sessions", "browsers", "sessions_created", "sessions_reaped",
-                         "browser_restarts", "env_failures"):
-                setattr(total, name, getattr(total, name) + getattr(stats, name))
+            for field_ in pb.PoolStats.DESCRIPTOR.fields:
+                setattr(total, field_.name, getattr(total, field_.name) + getattr(stats, field_.name))
         return total
 
 
