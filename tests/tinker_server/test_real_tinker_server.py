@@ -100,7 +100,7 @@ async def test_an_image_chunk_fails_at_once_instead_of_hanging_in_retries(tinker
     service = tinker.ServiceClient(base_url=tinker_server.url, api_key=tinker_key)
     training = await service.create_lora_training_client_async(base_model=tinker_server.model, rank=4)
     text, _ = _datum(tokenizer, advantage=1.0)
-    image = tinker.ImageChunk(data=b"\xff\xd8\xff\xe0not-really-a-jpeg", format="jpeg", expected_tokens=4)
+    image = tinker.types.ImageChunk(data=b"\xff\xd8\xff\xe0not-really-a-jpeg", format="jpeg", expected_tokens=4)
     with_image = tinker.Datum(model_input=tinker.ModelInput(chunks=[image, *text.model_input.chunks]),
                               loss_fn_inputs=text.loss_fn_inputs)
     with pytest.raises(Exception, match="text only"):
