@@ -13,6 +13,8 @@ SDK's own proto messages and passes everything else through untouched:
     POST /api/v1/forward_backward  proto -> JSON for /api/v1/forward_backward or /api/v1/forward
     POST /api/v1/retrieve_future   JSON result -> proto SampleResponse / ForwardBackwardOutput
                                    (only when the SDK asked for proto)
+    POST /api/v1/asample           the promise gains `sample_sequence_ids` (one id per sample,
+                                   which the SDK stamps on the sequences; SkyRL sends none)
 
 It fails fast: what it cannot translate (image chunks, which SkyRL's CPU backend would drop and
 misalign silently; a zstd body; an unknown dtype) is a 400 with the reason, which the SDK does not
@@ -31,6 +33,7 @@ PROTO = "application/x-protobuf"
 FORWARD_BACKWARD = "/api/v1/forward_backward"
 FORWARD = "/api/v1/forward"
 RETRIEVE_FUTURE = "/api/v1/retrieve_future"
+ASAMPLE = "/api/v1/asample"
 
 _NUMPY_OF = {pb.DTYPE_FLOAT32: np.float32, pb.DTYPE_INT64: np.int64, pb.DTYPE_INT32: np.int32}
 _PROTO_OF = {"float32": (pb.DTYPE_FLOAT32, np.float32), "int64": (pb.DTYPE_INT64, np.int64)}
@@ -147,6 +150,24 @@ def _header(scope: Scope, name: bytes) -> str:
     return next((v.decode("latin-1") for k, v in scope["headers"] if k.lower() == name), "")
 
 
+def _content_type(headers: list) -> str:
+    return next((v.decode("latin-1") for k, v in headers if k.lower() == b"content-type"), "application/json")
+
+
+def _replay(body: bytes) -> Receive:
+    """A `receive` that hands the app this body once (then a disconnect, as ASGI servers do)."""
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
 async def _reply(send: Send, status: int, body: bytes, content_type: str) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode())]})
@@ -167,7 +188,36 @@ class TinkerProtoWire:
             return await self._forward_backward(scope, receive, send)
         if path == RETRIEVE_FUTURE and PROTO in _header(scope, b"accept"):
             return await self._retrieve_future(scope, receive, send)
+        if path == ASAMPLE:
+            return await self._asample(scope, receive, send)
         return await self.app(scope, receive, send)
+
+    async def _asample(self, scope: Scope, receive: Receive, send: Send) -> None:
+        body = await _read_body(receive)
+        try:
+            num_samples = int(json.loads(body).get("num_samples", 1))
+        except Exception:
+            num_samples = 1   # SkyRL validates the body itself and answers 422
+        status, headers, answer = await self._call_app(scope, _replay(body))
+        if status == 200:
+            promise = json.loads(answer)
+            promise.setdefault("sample_sequence_ids", [f"{promise['request_id']}:{i}" for i in range(num_samples)])
+            answer = json.dumps(promise).encode()
+        await _reply(send, status, answer, _content_type(headers))
+
+    async def _call_app(self, scope: Scope, receive: Receive) -> tuple[int, list, bytes]:
+        """Run the app and capture its whole answer (status, headers, body)."""
+        start: dict[str, Any] = {}
+        chunks: list[bytes] = []
+
+        async def capture(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                chunks.append(message.get("body", b""))
+
+        await self.app(scope, receive, capture)
+        return start.get("status", 500), start.get("headers", []), b"".join(chunks)
 
     async def _forward_backward(self, scope: Scope, receive: Receive, send: Send) -> None:
         body = await _read_body(receive)
@@ -180,30 +230,10 @@ class TinkerProtoWire:
         new_body = json.dumps(payload).encode()
         headers = [(k, v) for k, v in scope["headers"] if k.lower() not in (b"content-type", b"content-length")]
         headers += [(b"content-type", b"application/json"), (b"content-length", str(len(new_body)).encode())]
-        sent = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal sent
-            if sent:
-                return {"type": "http.disconnect"}
-            sent = True
-            return {"type": "http.request", "body": new_body, "more_body": False}
-
-        await self.app(dict(scope, path=path, raw_path=path.encode(), headers=headers), replay, send)
+        await self.app(dict(scope, path=path, raw_path=path.encode(), headers=headers), _replay(new_body), send)
 
     async def _retrieve_future(self, scope: Scope, receive: Receive, send: Send) -> None:
-        start: dict[str, Any] = {}
-        chunks: list[bytes] = []
-
-        async def capture(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-            elif message["type"] == "http.response.body":
-                chunks.append(message.get("body", b""))
-
-        await self.app(scope, receive, capture)
-        body = b"".join(chunks)
-        status = start.get("status", 500)
+        status, headers, body = await self._call_app(scope, receive)
         proto = None
         if status == 200:
             try:
@@ -212,5 +242,4 @@ class TinkerProtoWire:
                 return await _reply(send, 400, json.dumps({"detail": f"tinker proto wire: bad result: {exc}"}).encode(), "application/json")
         if proto is not None:
             return await _reply(send, 200, proto, PROTO)
-        content_type = next((v.decode() for k, v in start.get("headers", []) if k.lower() == b"content-type"), "application/json")
-        await _reply(send, status, body, content_type)
+        await _reply(send, status, body, _content_type(headers))
