@@ -84,7 +84,7 @@ async def test_the_middleware_rewrites_only_the_sdks_proto_exchanges():
         body = (await receive()).get("body", b"")
         seen.append((scope["path"], json.loads(body) if body else {}))
         result = {"sequences": [{"stop_reason": "stop", "tokens": [1], "logprobs": [-0.1]}]}
-        out = json.dumps(result if scope["path"] == "/api/v1/retrieve_future" else {"request_id": "1"}).encode()
+        out = json.dumps(result if scope["path"] == "/api/v1/retrieve_future" else {"request_id": "7", "future_id": "7"}).encode()
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
         await send({"type": "http.response.body", "body": out})
 
@@ -106,6 +106,11 @@ async def test_the_middleware_rewrites_only_the_sdks_proto_exchanges():
     sent = await call("/api/v1/forward_backward", _request([tinker.types.ImageChunk(data=b"x", format="png", expected_tokens=1)]),
                       [(b"content-type", b"application/x-protobuf")])
     assert sent[0]["status"] == 400 and b"text only" in sent[1]["body"]
+    # the SDK needs one sequence id per sample in the asample promise; SkyRL's has none
+    sent = await call("/api/v1/asample", b'{"num_samples": 3, "prompt": {"chunks": []}}', [(b"content-type", b"application/json")])
+    assert seen[-1] == ("/api/v1/asample", {"num_samples": 3, "prompt": {"chunks": []}})   # the body reached SkyRL as sent
+    promise = json.loads(sent[1]["body"])
+    assert promise["request_id"] == "7" and promise["sample_sequence_ids"] == ["7:0", "7:1", "7:2"]
 
 
 async def _next(messages):
