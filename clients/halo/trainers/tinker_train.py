@@ -290,7 +290,8 @@ async def train_tinker(ctx: RunContext) -> None:
     config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
     registered = False
     local_tokenizer = str(spec.extra.get("tokenizer", ""))
-    if local_tokenizer and not tokenizer_utils.is_tokenizer_registered(model):
+    # (not when the model itself is that folder, as on a local Tinker-API server: the entry would call itself)
+    if local_tokenizer and local_tokenizer != model and not tokenizer_utils.is_tokenizer_registered(model):
         # main() loads the tokenizer by model name (from the hub): point it at the local copy
         tokenizer_utils.register_tokenizer(model, lambda: tokenizer_utils.get_tokenizer(local_tokenizer))
         registered = True
