@@ -186,38 +186,3 @@ async def test_the_gateway_samples_the_trained_weights_through_its_tinker_route(
     finally:
         await running.stop(grace=1.0)
 
-
-def test_mcts_on_tinker_searches_through_the_gateway_and_trains_dpo_on_the_real_server(tinker_server, tmp_path):
-    """`halo train --kind mcts --backend tinker --observation text`: candidates sampled through the
-    gateway's tinker route (pointed at the local server by a route table of its own), step-level DPO
-    through the SDK's forward_backward_custom, the new sampler weights loaded back into the route."""
-    import yaml
-
-    from tests.tinker_server.conftest import API_KEY
-
-    routes = {"routes": [
-        {"name": "embedded", "backend": "embedded", "action_format": "json"},
-        {"name": "tinker-local", "backend": "tinker", "base_model": tinker_server.model, "api_key_env": "TINKER_API_KEY",
-         "max_tokens": 24, "timeout_s": 120, "retries": 0, "prompt": {"include_screenshot": False},
-         "tinker": {"tokenizer": tinker_server.model, "service_url": tinker_server.url}},
-    ]}
-    table = tmp_path / "gateway.yaml"
-    table.write_text(yaml.safe_dump(routes))
-    runs = tmp_path / "runs"
-    command = halo_cli() + [
-        "train", "--kind", "mcts", "--backend", "tinker", "--model", "tinker-local", "--tasks", "playground-signup",
-        "--steps", "1", "--simulations", "3", "--children", "2", "--max-steps", "2", "--max-tokens", "24",
-        "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
-        "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "critic": "embedded"}),
-    ]
-    env = dict(os.environ, TINKER_API_KEY=API_KEY, HALO_GATEWAY_CONFIG=str(table))
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=480, env=env)
-    except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"halo train --kind mcts did not finish in 480 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, f"halo train --kind mcts failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
-    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
-    (info_path,) = run_dir.rglob("tinker.json")
-    info = json.loads(info_path.read_text())
-    assert info["state_path"].startswith("tinker://") and info["sampler_path"].startswith("tinker://")
