@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm demo demo-real test protos check-protos bench-env
+.PHONY: setup vllm tinker-server demo demo-real test test-tinker-server protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -8,6 +8,16 @@ setup:
 # local_lora rollouts run against it. A few minutes once, then a stamp check.
 vllm:
 	@bash scripts/setup_vllm.sh
+
+# A real Tinker-API server (PyPI's skyrl 0.3.0, JAX on CPU) in its own venv, .venv-skyrl: about
+# 2.2 GB and a few minutes once, then a stamp check.
+tinker-server:
+	@bash scripts/setup_tinker_server.sh
+
+# HALO's Tinker path through the real tinker SDK over HTTP against that server (README, "A real
+# Tinker-API server"). Opt-in, not part of `make test` (.ci/run): it needs .venv-skyrl.
+test-tinker-server: setup tinker-server
+	HALO_TINKER_SERVER=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/tinker_server
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.
 # Synchronous (--max-staleness 0): `halo bench train` measured no speed-up from asynchronous GRPO

@@ -263,3 +263,29 @@ async def test_the_tiny_qwen3_vl_samples_real_tokens_through_the_env(env, task_c
         if t.metrics["action_parsed"] == 0.0:   # random weights: gibberish, scored as an invalid action
             assert t.metrics["reward/invalid_action"] < 0
     assert sampler.calls == 2
+
+
+async def test_text_only_mode_asks_the_env_for_no_screenshot_and_renders_no_image(env, task_config, renderer, tmp_path):
+    """`halo train --observation text` (extra.screenshots False): the env skips the screenshot
+    (skip_screenshot) and the prompt is the AXTree, goal and URL only: no image chunk at all."""
+    import dataclasses
+
+    from halo.trainers.tinker_train import build_config
+    from halo.runs.context import ServiceTargets
+    from halo.runs.spec import RunSpec
+
+    text = dataclasses.replace(task_config, screenshots=False)
+    builder = HaloBrowserGroupBuilder("playground-signup", 0, 1, text)
+    (env_,) = await builder.make_envs()
+    try:
+        ob, _ = await env_.initial_observation()
+        assert env_._obs.screenshot == b"" and env_._obs.axtree   # the env did not take one
+        assert not any(isinstance(c, tinker.types.ImageChunk) for c in ob.chunks)
+        prompt = "".join(renderer.tokenizer.decode(c.tokens) for c in ob.chunks)
+        assert "<|vision_start|>" not in prompt and "Sign up" in prompt
+    finally:
+        await builder.cleanup()
+    # the flag's path: extra.screenshots reaches the envs' config (True by default)
+    spec = RunSpec(backend="tinker", task_ids=["x"], extra={"screenshots": False})
+    assert build_config(spec, ServiceTargets("e"), tmp_path).dataset_builder.config.screenshots is False
+    assert build_config(RunSpec(backend="tinker", task_ids=["x"]), ServiceTargets("e"), tmp_path).dataset_builder.config.screenshots is True

@@ -65,3 +65,15 @@ def test_max_staleness_reaches_the_spec_and_backends_without_it_refuse(submitted
         with pytest.raises(ValueError, match="--max-staleness"):
             resolve_trainer(RunSpec(kind=kind, backend=backend, task_ids=["t"], extra={"max_staleness": 1}))
     assert resolve_trainer(RunSpec(backend="tinker", task_ids=["t"], extra={"max_staleness": 0})).__name__ == "train_tinker"
+
+
+def test_observation_text_reaches_every_backend_as_extra_screenshots(submitted):
+    from halo.cli.main import main
+
+    assert main(["train", "--observation", "text"]) == 0
+    assert main(["train", "--backend", "tinker", "--observation", "text", "--max-tokens", "24", "--lora-rank", "8"]) == 0
+    assert main(["train", "--backend", "tinker"]) == 0
+    embedded, tinker_text, tinker_full = submitted
+    assert embedded.extra["screenshots"] is False and tinker_text.extra["screenshots"] is False
+    assert (tinker_text.max_tokens, tinker_text.lora_rank) == (24, 8)
+    assert "screenshots" not in tinker_full.extra and (tinker_full.max_tokens, tinker_full.lora_rank) == (300, 32)

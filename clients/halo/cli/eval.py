@@ -68,6 +68,9 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--evals-dir", default="evals")
     p.add_argument("--resume", default="", metavar="EVAL_ID", help="continue an interrupted eval: saved episodes are skipped")
     p.add_argument("--no-screenshots", action="store_true", help="do not record screenshots (faster; the viewer shows no images)")
+    p.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
+                   help="what the policy sees: screenshot + AXTree, or text only (the env skips the screenshot, so the "
+                        "prompt has none; implies --no-screenshots)")
     p.add_argument("--env", default="", metavar="TARGET", help="use running services instead of starting them in this "
                    "process: the env service's host:port, or a fleet of replicas (host:port,host:port or fleet://name:port)")
     p.add_argument("--reward", default="", metavar="HOST:PORT")
@@ -78,6 +81,11 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--submit", default="", metavar="HOST:PORT",
                    help="run it as a job on a trainer service (written under its runs/<run_id>/eval/); Ctrl-C does not stop it")
     return p
+
+
+def _screenshots(args) -> bool:
+    """Screenshots are taken (and shown to the policy) unless --no-screenshots or --observation text."""
+    return not (args.no_screenshots or args.observation == "text")
 
 
 def _site_table(rows, title: str) -> Table:
@@ -112,7 +120,7 @@ async def _submit(args: argparse.Namespace) -> int:
     spec = eval_run_spec(
         args.mode, [t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds), workers=max(1, args.workers),
         max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), temperature=args.temperature, route=args.route,
-        adapter_path=args.adapter, weights=args.weights, screenshots=not args.no_screenshots, name=args.eval_id,
+        adapter_path=args.adapter, weights=args.weights, screenshots=_screenshots(args), name=args.eval_id,
     )
     async with TrainerClient(args.submit, token=args.token, tls_ca=args.tls_ca) as client:
         run = await client.start_run(spec)
@@ -169,7 +177,7 @@ async def _run(args: argparse.Namespace) -> int:
             eval_id=eval_id, mode=args.mode, route=resolved.route, adapter=resolved.adapter, adapter_path=resolved.adapter_path,
             weights=resolved.weights, tasks=[t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds),
             max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), workers=max(1, args.workers),
-            temperature=args.temperature, screenshots=not args.no_screenshots,
+            temperature=args.temperature, screenshots=_screenshots(args),
         )
     args.eval_id = spec.eval_id   # for the message after Ctrl-C
     targets = None

@@ -209,7 +209,8 @@ def run(args: argparse.Namespace) -> int:
         name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
         task_ids=task_ids, group_size=args.group_size,
         groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4), total_steps=args.steps,
-        learning_rate=args.lr or defaults["lr"], temperature=args.temperature,
+        learning_rate=args.lr or defaults["lr"], temperature=args.temperature, max_tokens=args.max_tokens,
+        lora_rank=args.lora_rank,
         max_steps=args.max_steps or suite_defaults.get("max_steps", 5),
         loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
@@ -220,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
     spec.extra |= suite_defaults.get("extra", {})
+    if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
+        spec.extra["screenshots"] = False
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
@@ -260,6 +263,11 @@ def add_parser(sub) -> None:
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
     train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
+                       help="what the policy sees: the screenshot + AXTree, or text only (AXTree; the env skips the "
+                            "screenshot; cheaper, and what a text model such as a local Tinker-API server can train)")
+    train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (seeds: 300)")
+    train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; seeds: 32)")
     train.add_argument("--max-steps", type=int, default=0, help="episode length cap (default: the suite's, 5)")
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")

@@ -243,6 +243,7 @@ async def train_local_lora(ctx: Any) -> None:
         max_steps=spec.max_steps,
         history_steps=int(extra.get("history_steps", 5)), reward_overrides=dict(spec.reward_overrides), run_id=ctx.run_id,
         model_name=model_dir, tokenizer=model_dir, image_processor=model_dir,
+        screenshots=bool(extra.get("screenshots", True)),
     )
     tasks = await expand_task_refs(task, spec.task_ids)
     dataset = HaloBrowserDataset(tasks, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,

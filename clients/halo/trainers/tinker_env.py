@@ -105,6 +105,7 @@ class BrowserTaskConfig:
     image_format: str = "jpeg"
     jpeg_quality: int = 80
     include_axtree: bool = True
+    screenshots: bool = True                 # False: the text-only mode (AXTree, no image; env skip_screenshot)
     max_axtree_chars: int = DEFAULT_MAX_AXTREE_CHARS
     reward_overrides: dict[str, float] = field(default_factory=dict)
     run_id: str = ""
@@ -118,6 +119,7 @@ class BrowserTaskConfig:
         return PromptOptions(
             action_format=ActionFormat.QWEN_COMPUTER_USE, history_steps=self.history_steps,
             max_axtree_chars=self.max_axtree_chars, include_axtree=self.include_axtree,
+            include_screenshot=self.screenshots,
         )
 
 
@@ -174,7 +176,7 @@ class HaloBrowserEnv(Env):
         self.renderer = renderer
         self.services = services
         self.options = config.prompt_options()
-        self.obs_options = observation_options(config.image_format, config.jpeg_quality)
+        self.obs_options = observation_options(config.image_format, config.jpeg_quality, screenshot=config.screenshots)
         self.session_id = ""
         self.goal = ""
         self.site = ""

@@ -15,7 +15,8 @@ RunSpec -> Config:
     checkpoint_every -> save_every (Tinker checkpoints on the host's checkpoint steps)
     extra: dro_beta, clip_low_threshold / clip_high_threshold (ppo, cispo), min_group (smallest
         group kept after env failures), env_retries, eval_every + eval_seeds, tinker_base_url,
-        wandb_project, tokenizer / image_processor (local folders), history_steps,
+        wandb_project, tokenizer / image_processor (local folders), history_steps, screenshots
+        (False: text-only, `halo train --observation text`),
         max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef
 
 Progress and checkpoints. The cookbook owns its loop, so steps are reported from the one hook it
@@ -167,6 +168,7 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
         model_name=model, renderer_name=str(extra.get("renderer", DEFAULT_RENDERER)), tokenizer=tokenizer,
         image_processor=str(extra.get("image_processor", "")),
         max_axtree_chars=int(extra.get("max_axtree_chars", DEFAULT_MAX_AXTREE_CHARS)),
+        screenshots=bool(extra.get("screenshots", True)),
     )
     eval_every = int(extra.get("eval_every", 0))
     dataset = HookedDatasetBuilder(
@@ -306,7 +308,8 @@ async def train_tinker(ctx: RunContext) -> None:
     config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
     registered = False
     local_tokenizer = str(spec.extra.get("tokenizer", ""))
-    if local_tokenizer and not tokenizer_utils.is_tokenizer_registered(model):
+    # (not when the model itself is that folder, as on a local Tinker-API server: the entry would call itself)
+    if local_tokenizer and local_tokenizer != model and not tokenizer_utils.is_tokenizer_registered(model):
         # main() loads the tokenizer by model name (from the hub): point it at the local copy
         tokenizer_utils.register_tokenizer(model, lambda: tokenizer_utils.get_tokenizer(local_tokenizer))
         registered = True

@@ -169,7 +169,8 @@ class GatewayPolicy(TokenCompleter):
                 seed=(self.seed * 1_000_003 + self._calls) or 1, logprobs=True, adapter=self.adapter,
                 action_format=options.action_format,
                 prompt=ppb.PromptOptions(history_steps=options.history_steps, max_axtree_chars=options.max_axtree_chars,
-                                         skip_axtree=not options.include_axtree),
+                                         skip_axtree=not options.include_axtree,
+                                         skip_screenshot=not options.include_screenshot),
             )
             candidate = response.candidates[0]
             tokens = len(candidate.token_ids)
