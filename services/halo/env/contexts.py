@@ -128,6 +128,15 @@ class WarmContexts:
     def ready(self) -> int:
         return len(self._ready)
 
+    @property
+    def full(self) -> bool:
+        """Every warm context is open (so none is being opened: the refill opens only below size)."""
+        return len(self._ready) >= self.size
+
+    def contexts(self) -> list[BrowserContext]:
+        """The ready contexts: the pool's stock, which a leak check must not count as leftovers."""
+        return [ready.context for ready in self._ready]
+
     def start(self) -> None:
         if self.size > 0:
             self._filler = asyncio.get_running_loop().create_task(self._fill_forever())
