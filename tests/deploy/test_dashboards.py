@@ -25,6 +25,8 @@ from halo.runs.spec import RunSpec
 from halo.errors import Unavailable
 from halo.v1 import policy_pb2, policy_pb2_grpc, reward_pb2, reward_pb2_grpc, trainer_pb2
 
+from tests.chromium import chromium_browser_pids
+
 from .conftest import REPO, UpStack
 
 DASHBOARDS = sorted((REPO / "deploy" / "grafana" / "dashboards").glob("*.json"))
@@ -105,10 +107,9 @@ async def _train(trainer: TrainerClient) -> str:
 
 
 def _kill_chromium(env_pid: int) -> int:
-    browsers = [p for p in psutil.Process(env_pid).children(recursive=True)
-                if "chrom" in p.name().lower() and not any(a.startswith("--type=") for a in p.cmdline())]
-    for proc in browsers:
-        os.kill(proc.pid, signal.SIGKILL)
+    browsers = chromium_browser_pids(psutil.Process(env_pid))   # zombies (exited helpers) are skipped
+    for pid in browsers:
+        os.kill(pid, signal.SIGKILL)
     return len(browsers)
 
 

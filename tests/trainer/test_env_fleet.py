@@ -76,8 +76,11 @@ async def test_a_grpo_run_spreads_over_the_fleet_survives_a_killed_replica_and_t
             return check
 
         await wait_for(await step_done(1), 240, "step 1")
-        # step 1's six sessions: two on each replica (least loaded first), none on the absent fourth
-        assert [await created_on(r) for r in replicas[:3]] == [2, 2, 2]
+        # step 1's six sessions went two to each replica (least loaded first), none to the absent
+        # fourth; step 2's may already be opening (a replica whose episodes ended first takes more of
+        # them), so the spread is read as: every replica took its share, none ran ahead by a group
+        created = [await created_on(r) for r in replicas[:3]]
+        assert min(created) >= 2 and max(created) - min(created) <= 2, created
 
         victim = replicas[1]
 

@@ -149,6 +149,7 @@ class SessionManager:
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
                                  busy=lambda: self._creating > 0)
         self.created = 0
+        self.created_warm = 0   # of those, sessions that began on a warm context
         self.reaped = 0
         self.env_failures = 0
         #: the phases of the latest CreateSession calls (`halo bench env` reads them in process)
@@ -282,6 +283,7 @@ class SessionManager:
             raise
         self._sessions[session.id] = session
         self.created += 1
+        self.created_warm += ready.warm   # counted with `created` (a take whose set-up failed is no session)
         metrics.SESSIONS_CREATED.labels(task.site).inc()
         metrics.SESSIONS_ACTIVE.set(self.active)
         log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
@@ -586,7 +588,7 @@ class SessionManager:
             "browsers": self.pool.alive_browsers, "sessions_created": self.created,
             "sessions_reaped": self.reaped, "browser_restarts": self.pool.restarts,
             "env_failures": self.env_failures, "warm_contexts": self.warm.ready,
-            "warm_starts": self.warm.taken, "cold_starts": self.created - self.warm.taken,
+            "warm_starts": self.created_warm, "cold_starts": self.created - self.created_warm,
         }
 
 
