@@ -13,13 +13,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from halo.cli.benches.tiny_qwen3vl import SPECIAL_TOKENS, build_tokenizer
+from halo.cli.benches.tiny_qwen3vl import SPECIAL_TOKENS, build_tokenizer, tiny_image_processor
 
 
 def build(out_dir: str | Path, seed: int = 0) -> Path:
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -35,10 +34,7 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
     model.generation_config = GenerationConfig(eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"])
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    Qwen2VLImageProcessorPil(
-        patch_size=16, temporal_patch_size=2, merge_size=2, size={"shortest_edge": 32 * 32, "longest_edge": 256 * 256},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
-    ).save_pretrained(out)
+    tiny_image_processor().save_pretrained(out)
     return out
 
 

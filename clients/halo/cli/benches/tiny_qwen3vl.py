@@ -79,20 +79,26 @@ def build_tokenizer(vocab_size: int = 600):
     )
 
 
+def tiny_image_processor():
+    """The image processor of the tiny models: a 1280x720 screenshot becomes ~64 image tokens,
+    cheap on a CPU."""
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    return Qwen2VLImageProcessorPil(
+        patch_size=16, temporal_patch_size=2, merge_size=2, size={"shortest_edge": 32 * 32, "longest_edge": 256 * 256},
+        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
+    )
+
+
 def build(out_dir: str | Path, seed: int = 0) -> Path:
     import torch
     from transformers import GenerationConfig, Qwen3VLConfig, Qwen3VLForConditionalGeneration
-    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     tokenizer = build_tokenizer()
     ids = {t: tokenizer.convert_tokens_to_ids(t) for t in SPECIAL_TOKENS}
-    # a 1280x720 screenshot becomes ~64 image tokens: cheap on a CPU
-    image_processor = Qwen2VLImageProcessorPil(
-        patch_size=16, temporal_patch_size=2, merge_size=2, size={"shortest_edge": 32 * 32, "longest_edge": 256 * 256},
-        image_mean=[0.5, 0.5, 0.5], image_std=[0.5, 0.5, 0.5],
-    )
+    image_processor = tiny_image_processor()
     # save_pretrained copies the processor's module next to the weights (auto_map); it must live elsewhere
     code_dir = Path(tempfile.mkdtemp(prefix="halo-tiny-qwen3vl-code-"))
     (code_dir / "processing_image_only_qwen3vl.py").write_text(PROCESSOR_MODULE)
