@@ -73,9 +73,7 @@ async def test_more_clients_than_slots_all_finish_success_or_exhausted(loaded_st
         assert stats.sessions_created == counts["ok"] and stats.env_failures == 0
         # no context left behind: what the browsers hold is the warm stock, once its refill is done
         warm = loaded_stack.env_manager.warm
-        deadline = asyncio.get_running_loop().time() + 60
-        while not warm.full and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.1)
+        await warm.wait_full(60)
         assert sum(slot.contexts for slot in loaded_stack.env_manager.pool.slots) == warm.ready == warm.size
         # every slot is free again: the whole pool can be taken at once
         fresh = await asyncio.wait_for(

@@ -133,6 +133,14 @@ class WarmContexts:
         """Every warm context is open (so none is being opened: the refill opens only below size)."""
         return len(self._ready) >= self.size
 
+    async def wait_full(self, timeout_s: float) -> bool:
+        """Wait up to `timeout_s` for the refill to finish (a context still being opened would look
+        like a leftover to a leak check); whether it did."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while not self.full and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.1)
+        return self.full
+
     def contexts(self) -> list[BrowserContext]:
         """The ready contexts: the pool's stock, which a leak check must not count as leftovers."""
         return [ready.context for ready in self._ready]

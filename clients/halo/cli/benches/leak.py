@@ -250,9 +250,7 @@ async def run_leak_cycles(
 
         # warm contexts (opened ahead for the next sessions, each with its blank first page) are the
         # pool's stock, not leftovers of the cycles: only the other contexts count
-        deadline = time.monotonic() + 30
-        while not manager.warm.full and time.monotonic() < deadline:   # a refill under way would look like a leak
-            await asyncio.sleep(0.1)
+        await manager.warm.wait_full(30)
         warm = {id(context) for context in manager.warm.contexts()}
         leftover = [ctx for slot in manager.pool.slots if slot.alive for ctx in slot.browser.contexts if id(ctx) not in warm]
         open_contexts = len(leftover)
