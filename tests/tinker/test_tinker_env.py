@@ -111,8 +111,11 @@ async def test_env_steps_score_and_end_on_the_playground(stack, env, renderer, t
     assert builder.logging_tags() == ["playground"]
 
     sessions = [good.session_id, bad.session_id]
+    ended: list = []
+    builder.on_group_done = ended.append   # the trainer's sink: each ended rollout of the group, once
     await builder.cleanup()
     await builder.cleanup()   # idempotent
+    assert [sorted(s.success for s in group) for group in ended] == [[False, True]]
     for session in sessions:
         with pytest.raises(NotFound):
             await env.get_state(session)

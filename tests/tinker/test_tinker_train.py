@@ -192,3 +192,76 @@ async def test_a_tinker_run_trains_checkpoints_stops_and_resumes_offline(jobs_fa
     final = json.loads((Path(last.path) / "tinker.json").read_text())
     assert final["state_path"].endswith("/weights/final") and final["checkpoint"]["batch"] == 3
     assert (await env.pool_stats()).active_sessions == 0
+
+
+async def test_async_tinker_reports_exactly_the_steps_the_cookbook_trained_offline(jobs_factory, monkeypatch, tiny_dir, renderer, env):
+    """--max-staleness 1 on Tinker runs the cookbook's async loop (rollouts of later batches while a
+    step trains). Its dataloader asks for batch i+1 before step i is trained; HALO reports a step
+    when it is trained: steps, metrics rows and checkpoints are 1..N once each, across a stop and a
+    resume, with the async/ metrics of the trained groups."""
+    from halo.trainer.store import RunState
+    from halo.trainers.tinker_env import HaloBrowserDataset
+
+    sdk = FakeServiceClient(lambda path: FakeSamplingClient(renderer.tokenizer, alternating_signup_script(), model_path=path))
+    monkeypatch.setattr(tinker, "ServiceClient", sdk)
+    monkeypatch.setenv("TINKER_API_KEY", "offline-test-key")
+    asked: list[tuple[int, int]] = []   # (batch asked for, steps trained by then), a spy on the real dataset
+    get_batch = HaloBrowserDataset.get_batch
+
+    def spy(self, index):
+        if self.fixed is None:
+            asked.append((index, sum(len(t.optim_steps) for t in sdk.training_clients)))
+        return get_batch(self, index)
+
+    monkeypatch.setattr(HaloBrowserDataset, "get_batch", spy)
+    jobs = jobs_factory()
+    spec = RunSpec(
+        name="tinker-async", backend="tinker", task_ids=["playground-signup"], total_steps=4, group_size=2, groups_per_batch=2,
+        max_steps=2, max_tokens=64, checkpoint_every=1,
+        extra={"tokenizer": tiny_dir, "num_groups_to_log": 0, "max_staleness": 1},
+    )
+    record = await jobs.start_run(spec)
+    reported: list[int] = []
+    seen = 0
+    async for event in jobs.watch(record.run_id):
+        seen = event["sequence"]
+        if event["type"] == "metrics":
+            reported.append(event["step"])
+            if event["step"] == 1:
+                await jobs.stop(record.run_id)   # honoured after the next trained step
+    stopped = jobs.get(record.run_id)
+    assert stopped.state is RunState.STOPPED, stopped.error
+    stopped_at = stopped.step   # (the record lives on through the resume)
+    assert 2 <= stopped_at < 4 and reported == list(range(1, stopped_at + 1))
+    # the async loop did run ahead: a batch was asked for before the step before it was trained
+    assert any(trained < index for index, trained in asked), asked
+    (first,) = sdk.training_clients
+    assert len(first.optim_steps) >= stopped_at   # every reported step was trained (a later one may be under way)
+    assert (await env.pool_stats()).active_sessions == 0   # rollouts abandoned at the stop closed their sessions
+
+    await jobs.resume(record.run_id)
+    async for event in jobs.watch(record.run_id, after_sequence=seen):
+        if event["type"] == "metrics":
+            reported.append(event["step"])
+    done = jobs.get(record.run_id)
+    assert done.state is RunState.SUCCEEDED, done.error
+    assert sdk.created[-1] == ("resume", f"tinker://{first.run}/weights/{stopped_at:06d}")
+    assert len(sdk.training_clients[-1].optim_steps) == 4 - stopped_at
+    assert reported == [1, 2, 3, 4]
+    rows = jobs.store.metrics(record.run_id)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    for row in rows:
+        assert row["async/max_staleness"] == 1.0 and row["async/learner_version"] == row["step"] - 1
+        assert 0.0 <= row["async/mean_staleness"] <= row["async/oldest_staleness"] <= 1.0
+        assert row["async/version"] == row["async/learner_version"] - row["async/oldest_staleness"]
+        assert row["episodes"] >= 2 and row["env_failures"] == 0 and "env/all/success" in row
+    assert sum(r["episodes"] for r in rows) >= 4 * 2 * 2   # every trained group's episodes, each in one step
+    # the cookbook's own rows: one per trained iteration, 0..N-1 across the stop and the resume
+    cookbook_rows = [json.loads(x) for x in (jobs.store.run_dir(record.run_id) / "tinker" / "metrics.jsonl").read_text().splitlines()]
+    assert [r["step"] for r in cookbook_rows if "optim/lr" in r] == [0, 1, 2, 3]
+    checkpoints = jobs.checkpoints(record.run_id)
+    assert [c.step for c in checkpoints] == [1, 2, 3, 4]
+    paths = [json.loads((Path(c.path) / "tinker.json").read_text())["state_path"] for c in checkpoints]
+    assert paths[:stopped_at] == [f"tinker://{first.run}/weights/{s:06d}" for s in range(1, stopped_at + 1)]
+    assert paths[-1].endswith("/weights/final")
+    assert (await env.pool_stats()).active_sessions == 0

@@ -12,12 +12,10 @@ def resolve_trainer(spec: RunSpec) -> Trainer:
 
         check_spec(spec)
         return run_eval_job
-    # where extra.max_staleness > 0 runs. Not tinker yet: build_config maps K onto the cookbook's
-    # AsyncConfig (tinker_train.async_config_for), but the host's StepReporter counts a step as done
-    # when the cookbook asks for the next batch, which its async loop does ahead of training.
-    asynchronous = {("grpo", "embedded"), ("grpo", "local_lora")}
+    # where extra.max_staleness > 0 runs (tinker: the cookbook's AsyncConfig, tinker_train.async_config_for)
+    asynchronous = {("grpo", "embedded"), ("grpo", "local_lora"), ("grpo", "tinker")}
     if int(spec.extra.get("max_staleness", 0) or 0) > 0 and (spec.kind, spec.backend) not in asynchronous:
-        raise ValueError(f"--max-staleness (asynchronous GRPO) runs on grpo with the embedded or local_lora backend, "
+        raise ValueError(f"--max-staleness (asynchronous GRPO) runs on grpo with the embedded, local_lora or tinker backend, "
                          f"not on kind={spec.kind!r} backend={spec.backend!r}: use --max-staleness 0 there")
     if spec.kind == "grpo" and spec.backend == "embedded":
         from halo.trainers.grpo import train_embedded

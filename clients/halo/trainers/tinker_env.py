@@ -88,10 +88,6 @@ class EnvFailure(RuntimeError):
     """The environment failed (not the agent): the trajectory is dropped, never scored 0."""
 
 
-class StopRequested(RuntimeError):
-    """Raised between steps when the run's host asked the run to stop."""
-
-
 @dataclass(frozen=True)
 class BrowserTaskConfig:
     """Everything an env needs besides its task and seed. Plain values only (picklable)."""
@@ -318,14 +314,17 @@ class HaloBrowserGroupBuilder(EnvGroupBuilder):
         self.task_id, self.seed, self.group_size, self.config = task_id, seed, group_size, config
         self.envs: list[HaloBrowserEnv] = []
         self._services: _Services | None = None
+        # where a finished rollout of this group goes (the trainer's step metrics); set by the dataset
+        self.on_group_done: Callable[[list[EpisodeSummary]], None] | None = None
+        self._handed_over = 0   # envs[:_handed_over] went to on_group_done already
 
     def __getstate__(self) -> dict[str, Any]:
-        # live channels and sessions never travel: a worker opens its own in make_envs()
-        return {k: v for k, v in self.__dict__.items() if k not in ("envs", "_services")}
+        # live channels, sessions and the trainer's sink never travel: a worker opens its own in make_envs()
+        return {k: v for k, v in self.__dict__.items() if k not in ("envs", "_services", "on_group_done")}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.envs, self._services = [], None
+        self.envs, self._services, self.on_group_done, self._handed_over = [], None, None, 0
 
     async def make_envs(self) -> Sequence[Env]:
         # Sessions open lazily in initial_observation(): a retry that builds a whole group to
@@ -338,10 +337,17 @@ class HaloBrowserGroupBuilder(EnvGroupBuilder):
         return envs
 
     async def cleanup(self) -> None:
+        """Called by the cookbook once a rollout of this group is over (kept, dropped or cancelled):
+        closes its sessions and hands the episodes that ended to `on_group_done`, each once (a stale
+        group requeued by the cookbook's async mode is rolled out again with new envs)."""
         await asyncio.gather(*(env.close() for env in self.envs))
         if self._services is not None:
             await self._services.close()
             self._services = None
+        ended = [e.summary for e in self.envs[self._handed_over:] if e.summary is not None]
+        self._handed_over = len(self.envs)
+        if ended and self.on_group_done is not None:
+            self.on_group_done(ended)
 
     def logging_tags(self) -> list[str]:
         site = next((e.site for e in self.envs if e.site), "") or self.task_id.split("-", 1)[0]
@@ -359,8 +365,9 @@ def batch_for_step(tasks: Sequence[str], seed: int, index: int, groups_per_batch
 
 
 class HaloBrowserDataset(RLDataset):
-    """`num_batches` batches of `groups_per_batch` groups; `before_batch(i)` runs first (the
-    trainer reports step i as completed there, and may raise StopRequested)."""
+    """`num_batches` batches of `groups_per_batch` groups. `on_group_done` (set by the trainer)
+    receives each finished rollout of a group, the episodes that ended in it. Nothing here marks a
+    step as trained: the cookbook's async mode asks for batches ahead of training."""
 
     def __init__(
         self, tasks: Sequence[str], *, group_size: int, groups_per_batch: int, num_batches: int, seed: int,
@@ -371,17 +378,13 @@ class HaloBrowserDataset(RLDataset):
         self.tasks, self.group_size, self.groups_per_batch = list(tasks), group_size, groups_per_batch
         self.num_batches, self.seed, self.config = num_batches, seed, config
         self.fixed = list(fixed) if fixed is not None else None   # one batch of exactly these groups (evaluation)
-        self.before_batch: Callable[[int], None] | None = None
-        self.issued: dict[int, list[HaloBrowserGroupBuilder]] = {}
+        self.on_group_done: Callable[[list[EpisodeSummary]], None] | None = None
 
     def get_batch(self, index: int) -> Sequence[EnvGroupBuilder]:
-        if self.before_batch is not None:
-            self.before_batch(index)
         pairs = self.fixed if self.fixed is not None else batch_for_step(self.tasks, self.seed, index, self.groups_per_batch)
         builders = [HaloBrowserGroupBuilder(task, seed, self.group_size, self.config) for task, seed in pairs]
-        self.issued[index] = builders
-        for old in [i for i in self.issued if i < index - 2]:   # keep the steps being reported, not the run
-            del self.issued[old]
+        for builder in builders:
+            builder.on_group_done = self.on_group_done
         return builders
 
     def __len__(self) -> int:

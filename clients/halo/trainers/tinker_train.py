@@ -19,15 +19,22 @@ RunSpec -> Config:
         (False: text-only, `halo train --observation text`),
         max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef
 
-Progress and checkpoints. The cookbook owns its loop, so steps are reported from the one hook it
-offers between iterations: the dataset's `get_batch(i)`, called once iteration i-1 is complete
-(its Tinker checkpoint saved and its metrics logged). There step i is reported with
-`ctx.complete_step(i, metrics, save)`; `save` writes the Tinker checkpoint's `tinker://` paths
+Progress and checkpoints. The cookbook owns its loop; a step is reported once it is trained: the
+cookbook logs each trained iteration's metrics row after saving its checkpoint, and the run's
+`StepReporter` is one of its loggers (`tap_cookbook_loggers`). There step i is queued and reported
+with `ctx.complete_step(i, metrics, save)`; `save` writes the Tinker checkpoint's `tinker://` paths
 (state + sampler weights) and a copy of the cookbook's checkpoints.jsonl into the host's
 checkpoint folder. The last step is reported after `main()` returns, when its final checkpoint
-exists. A stop request is honoured there too (StopRequested between iterations). On resume the
-cookbook's checkpoints.jsonl is cut back to the host's last completed step, so both resume from
-the same point (the cookbook reloads weights and optimizer state from Tinker).
+exists. A stop request takes effect after the next trained step: the cookbook's task is cancelled
+there (rollouts under way are abandoned, their sessions closed). On resume the cookbook's
+checkpoints.jsonl is cut back to the host's last completed step, so both resume from the same point
+(the cookbook reloads weights and optimizer state from Tinker).
+
+`--max-staleness K` maps onto the cookbook's async mode, `AsyncConfig(max_steps_off_policy=K)`
+(`async_config_for`): rollouts go on while it trains, each training step takes the first
+`groups_per_batch` groups sampled at most K updates ago, from whichever batch, and rolls older ones
+out again. Reported steps follow the trained ones; `async/version`, `async/mean_staleness`,
+`async/oldest_staleness` come from the cookbook's `sampling_client/step_*` of the trained groups.
 
 Known gaps: the Tinker checkpoints themselves live on Tinker's servers (the host keeps their
 paths, not the weights; the cookbook's default TTL is 7 days for periodic ones, none for the
@@ -39,6 +46,7 @@ extra.kl_penalty_coef is set.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import os
@@ -49,10 +57,10 @@ from typing import Any
 import chz
 
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS
-from halo.errors import FailedPrecondition
+from halo.errors import FailedPrecondition, HaloError
 from halo.runs.context import RunContext, ServiceTargets
 from halo.runs.spec import RunSpec
-from halo.trainers.advantages import step_metrics
+from halo.trainers.advantages import EpisodeSummary, step_metrics
 from halo.trainers.async_rollouts import AsyncSettings
 from halo.trainers.tinker_env import (
     DEFAULT_RENDERER,
@@ -60,7 +68,6 @@ from halo.trainers.tinker_env import (
     BrowserTaskConfig,
     HaloBrowserDataset,
     HaloBrowserDatasetBuilder,
-    StopRequested,
     env_failure_strategy,
 )
 from halo.trainers.tinker_env import load_renderer
@@ -70,10 +77,6 @@ TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
 RECIPE_NAME = "halo_browser_grpo"
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
-
-# The dataset builder (a chz config) cannot hold a callback; a run registers its batch hook here.
-_BATCH_HOOKS: dict[str, Any] = {}
-
 
 def model_name_for(spec: RunSpec) -> str:
     """The RunSpec's model when it is a Hugging Face name (org/name), else Qwen3-VL-30B-A3B."""
@@ -127,7 +130,8 @@ def async_config_for(spec: RunSpec) -> Any | None:
     on a group sampled more than K steps behind the learner: it requeues that group (rolls it out
     again), which is HALO's `drop` rule. The groups it keeps are corrected by the importance ratio of
     the loss (importance_sampling, ppo, cispo); `correct` for a group beyond K has no counterpart
-    there, so it is refused rather than silently run as something else."""
+    there, so it is refused rather than silently run as something else. Steps are reported as the
+    cookbook trains them (StepReporter), not when it asks for their batches, which async mode does ahead."""
     from tinker_cookbook.rl.train import AsyncConfig
 
     settings = AsyncSettings.from_extra(spec.extra)
@@ -137,20 +141,6 @@ def async_config_for(spec: RunSpec) -> Any | None:
         raise ValueError(f"--stale-rule {settings.stale_rule} is not available on Tinker: tinker-cookbook requeues a group "
                          f"more than --max-staleness steps behind (rolls it out again), HALO's `drop`; use --stale-rule drop")
     return AsyncConfig(max_steps_off_policy=settings.max_staleness, groups_per_batch=spec.groups_per_batch)
-
-
-@chz.chz
-class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
-    """HaloBrowserDatasetBuilder whose training dataset calls the run's batch hook."""
-
-    hook_key: str = ""
-
-    async def __call__(self):  # type: ignore[override]
-        train, test = await super().__call__()
-        hook = _BATCH_HOOKS.get(self.hook_key)
-        if hook is not None:
-            hook.attach(train)
-        return train, test
 
 
 def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run_id: str = "", hook_key: str = ""):
@@ -239,46 +229,103 @@ def save_tinker_checkpoint(log_path: Path, step: int, model_name: str, folder: P
         shutil.copyfile(log_path / CHECKPOINTS_FILE, folder / CHECKPOINTS_FILE)
 
 
-def cookbook_metrics(log_path: Path, iteration: int) -> dict[str, float]:
-    """The numeric metrics the cookbook logged for an iteration (its last line for that step)."""
-    found: dict[str, Any] = {}
-    for record in read_records(log_path / "metrics.jsonl"):
-        if record.get("step") == iteration:
-            found = record
-    return {k: float(v) for k, v in found.items()
-            if k != "step" and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
-
-
 # ------------------------------------------------------------------------- step reporting
 
-class StepReporter:
-    """Turns the cookbook's iterations into the host's completed steps, in order."""
+TRAINING_ROW_KEY = "optim/lr"   # in every row the cookbook logs after a trained step (sync and async), never in an eval row
 
-    def __init__(self, ctx: RunContext, log_path: Path, model_name: str) -> None:
-        self.ctx, self.log_path, self.model_name = ctx, log_path, model_name
+
+def numeric_metrics(metrics: dict[str, Any]) -> dict[str, float]:
+    return {k: float(v) for k, v in metrics.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def cookbook_async_metrics(metrics: dict[str, float], trained_step: int, max_staleness: int) -> dict[str, float]:
+    """HALO's async/ metrics from the cookbook's row of a trained step. Versions count completed
+    updates, as the cookbook's `sampling_client_step` does: the learner is at trained_step-1 when it
+    trains step `trained_step`, and a group's staleness is that minus the version it was sampled
+    from (`sampling_client/step_*`, over the groups the step trained on)."""
+    learner = trained_step - 1
+    out = {"async/max_staleness": float(max_staleness), "async/learner_version": float(learner)}
+    if "sampling_client/step_min" in metrics:
+        out["async/version"] = metrics["sampling_client/step_min"]   # the oldest policy the step trained on
+        out["async/mean_staleness"] = learner - metrics["sampling_client/step_mean"]
+        out["async/oldest_staleness"] = learner - metrics["sampling_client/step_min"]
+    return out
+
+
+class StepReporter:
+    """Turns the cookbook's trained iterations into the host's completed steps, in order.
+
+    The cookbook has no callback after a trained step except its metric loggers: `rl.train.main`
+    logs each trained iteration's row (`ml_logger.log_metrics(metrics, step=i)`) after its
+    checkpoint is saved, in the sync and in the async loop alike. `StepLogger` is added to those
+    loggers (`tap_cookbook_loggers`), so a step is reported once it is trained, never when the
+    cookbook asks for its batch (its async mode does that ahead of training).
+
+    Step i+1's HALO episode metrics are the episodes whose group rollout ended since step i (the
+    dataset's `on_group_done`): in the synchronous loop exactly the step's batch; in async mode the
+    groups that finished while the step was rolling out (the cookbook trains on the first
+    `groups_per_batch` groups not too stale, from whichever batch, and rolls stale ones out again),
+    each episode counted once. The cookbook's own `env/all/...` metrics are those of the trained groups.
+    """
+
+    def __init__(self, ctx: RunContext, log_path: Path, model_name: str, max_staleness: int = 0) -> None:
+        self.ctx, self.log_path, self.model_name, self.max_staleness = ctx, log_path, model_name, max_staleness
         self.reported = ctx.start_step
-        self.dataset: HaloBrowserDataset | None = None
-        self.queue: asyncio.Queue[int | None] = asyncio.Queue()   # None: no more steps
+        self.last_step = ctx.spec.total_steps
+        self.queue: asyncio.Queue[tuple[int, dict[str, float]] | None] = asyncio.Queue()   # None: no more steps
+        self.final: tuple[int, dict[str, float]] | None = None   # the last step: reported once its final checkpoint exists
+        self.trained: list[int] = []        # steps the cookbook logged as trained, in order
+        self.tapped = False                 # the cookbook's loggers reach on_row (checked when main() builds the dataset)
+        self.training: asyncio.Task | None = None   # the task running the cookbook's main(): cancelled on a stop
+        self.stopping = False
+        self._ended_groups: list[list[EpisodeSummary]] = []
+        self._eval_metrics: dict[str, float] = {}
 
     def attach(self, dataset: HaloBrowserDataset) -> None:
-        self.dataset = dataset
-        dataset.before_batch = self.before_batch
+        dataset.on_group_done = self._ended_groups.append
 
-    def before_batch(self, index: int) -> None:
-        """Called by get_batch(index): iteration index-1 (step `index`) is complete."""
-        if index > self.reported:
-            self.queue.put_nowait(index)
-        if self.ctx.stop_requested():
-            raise StopRequested(f"stop requested before step {index + 1}")
+    def step_logger(self) -> Any:
+        from tinker_cookbook.utils import ml_log
 
-    def episode_metrics(self, step: int) -> dict[str, float]:
-        builders = self.dataset.issued.get(step - 1, []) if self.dataset is not None else []
-        return step_metrics([b.summaries() for b in builders])
+        reporter = self
 
-    async def report(self, step: int) -> None:
+        class StepLogger(ml_log.Logger):
+            def log_hparams(self, config: Any) -> None:
+                pass
+
+            def log_metrics(self, metrics: dict[str, Any], step: int | None = None) -> None:
+                reporter.on_row(metrics, step)
+
+        self.tapped = True
+        return StepLogger()
+
+    def on_row(self, metrics: dict[str, Any], step: int | None) -> None:
+        """A row the cookbook logged (called inside its loop, after the row's checkpoint was saved)."""
+        row = numeric_metrics(metrics)
+        if step is None or TRAINING_ROW_KEY not in metrics:
+            self._eval_metrics |= row   # the async loop logs evaluations as rows of their own: go with the next step
+            return
+        trained = step + 1
+        self.trained.append(trained)
+        row = self._eval_metrics | row | step_metrics(self._ended_groups)
+        self._eval_metrics = {}
+        self._ended_groups.clear()   # in place: the dataset holds its append
+        if self.max_staleness:
+            row |= cookbook_async_metrics(row, trained, self.max_staleness)
+        if trained >= self.last_step:
+            self.final = (trained, row)
+            return
+        self.queue.put_nowait((trained, row))
+        if self.ctx.stop_requested() and self.training is not None and not self.training.done():
+            # between iterations: the step just trained is reported (its checkpoint exists); the next
+            # one's rollouts are abandoned (sessions closed by the groups' cleanup) and run again on resume
+            self.stopping = True
+            self.training.cancel()
+
+    async def report(self, step: int, metrics: dict[str, float]) -> None:
         if step <= self.reported:
             return
-        metrics = self.episode_metrics(step) | cookbook_metrics(self.log_path, step - 1)
         await self.ctx.complete_step(
             step, metrics, lambda folder: save_tinker_checkpoint(self.log_path, step, self.model_name, folder),
         )
@@ -286,8 +333,71 @@ class StepReporter:
 
     async def consume(self) -> None:
         """Report queued steps in order until the None that ends the run (never cut mid-report)."""
-        while (step := await self.queue.get()) is not None:
-            await self.report(step)
+        while (item := await self.queue.get()) is not None:
+            await self.report(*item)
+
+
+async def close_abandoned_sessions(ctx: RunContext) -> None:
+    """After a stop cancelled the cookbook mid-rollout: the groups' cleanup closed the sessions they
+    knew, but a CreateSession cancelled in flight leaves one that no env holds. Close what the run
+    still has open (as a resume does with a previous life's leftovers)."""
+    from halo.client.env import EnvClient
+
+    try:
+        async with EnvClient(ctx.services.env, token=ctx.services.token, tls_ca=ctx.services.tls_ca, timeout_s=10) as env:
+            closed = await env.close_run_sessions(ctx.run_id)
+    except HaloError as exc:   # the env service away: the sessions die with its idle TTL
+        ctx.log(f"could not close the run's abandoned env sessions: {exc}")
+        return
+    if closed:
+        ctx.log(f"closed {closed} env session(s) of rollouts abandoned by the stop")
+
+
+# The cookbook builds its loggers inside main() (ml_log.setup_logging(log_dir=config.log_path));
+# a run registers its reporter here under its log path to receive the rows.
+_REPORTERS: dict[str, StepReporter] = {}
+
+
+def _log_key(log_path: Path | str) -> str:
+    return str(Path(str(log_path)).expanduser())   # as Config's munger writes config.log_path
+
+
+def tap_cookbook_loggers() -> None:
+    """Wrap `ml_log.setup_logging` once per process: for a log path with a registered reporter, the
+    returned MultiplexLogger also feeds that reporter's StepLogger. Other runs are untouched."""
+    from tinker_cookbook.utils import ml_log
+
+    original = ml_log.setup_logging
+    if getattr(original, "halo_tapped", False):
+        return
+
+    @functools.wraps(original)
+    def setup_logging(*args: Any, **kwargs: Any) -> Any:
+        logger = original(*args, **kwargs)
+        reporter = _REPORTERS.get(_log_key(kwargs.get("log_dir", args[0] if args else "")))
+        if reporter is not None and isinstance(logger, ml_log.MultiplexLogger):
+            logger.loggers.append(reporter.step_logger())
+        return logger
+
+    setup_logging.halo_tapped = True   # type: ignore[attr-defined]
+    ml_log.setup_logging = setup_logging
+
+
+@chz.chz
+class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
+    """HaloBrowserDatasetBuilder whose training dataset hands its ended groups to the run's reporter."""
+
+    hook_key: str = ""
+
+    async def __call__(self):  # type: ignore[override]
+        train, test = await super().__call__()
+        reporter = _REPORTERS.get(self.hook_key)
+        if reporter is not None:
+            if not reporter.tapped:   # main() builds the dataset after its loggers: a cookbook that changed that fails here
+                raise RuntimeError("tinker-cookbook's metric loggers were not created through ml_log.setup_logging: "
+                                   "HALO cannot see which steps are trained")
+            reporter.attach(train)
+        return train, test
 
 
 async def train_tinker(ctx: RunContext) -> None:
@@ -303,9 +413,10 @@ async def train_tinker(ctx: RunContext) -> None:
     log_path.mkdir(parents=True, exist_ok=True)
     sync_cookbook_checkpoints(log_path, ctx.start_step, ctx.last_checkpoint)
     model = model_name_for(spec)
-    reporter = StepReporter(ctx, log_path, model)
-    hook_key = f"{ctx.run_id}:{id(reporter)}"
+    hook_key = _log_key(log_path)
     config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
+    max_staleness = config.async_config.max_steps_off_policy if config.async_config is not None else 0
+    reporter = StepReporter(ctx, log_path, model, max_staleness)
     registered = False
     local_tokenizer = str(spec.extra.get("tokenizer", ""))
     # (not when the model itself is that folder, as on a local Tinker-API server: the entry would call itself)
@@ -313,10 +424,14 @@ async def train_tinker(ctx: RunContext) -> None:
         # main() loads the tokenizer by model name (from the hub): point it at the local copy
         tokenizer_utils.register_tokenizer(model, lambda: tokenizer_utils.get_tokenizer(local_tokenizer))
         registered = True
-    _BATCH_HOOKS[hook_key] = reporter
+    if hook_key in _REPORTERS:
+        raise FailedPrecondition(f"a Tinker run is already training with the log folder {log_path}")
+    tap_cookbook_loggers()
+    _REPORTERS[hook_key] = reporter
     consumer = asyncio.get_running_loop().create_task(reporter.consume())
-    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}, log {log_path}")
-    main = asyncio.get_running_loop().create_task(rl_train.main(config))
+    mode = f", asynchronous (max {max_staleness} steps off policy)" if max_staleness else ""
+    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}{mode}, log {log_path}")
+    main = reporter.training = asyncio.get_running_loop().create_task(rl_train.main(config))
     try:
         done, _ = await asyncio.wait({main, consumer}, return_when=asyncio.FIRST_COMPLETED)
         if consumer in done and not main.done():  # reporting failed: stop training, surface the error
@@ -325,10 +440,21 @@ async def train_tinker(ctx: RunContext) -> None:
             consumer.result()
         try:
             main.result()
-        except StopRequested:
-            pass
+        except asyncio.CancelledError:
+            if not reporter.stopping:
+                raise
+            await close_abandoned_sessions(ctx)
         else:
-            reporter.queue.put_nowait(spec.total_steps)   # the last step: its final checkpoint exists now
+            if reporter.final is None:
+                # the async loop ends when its dataloader runs out, even with batches left unfilled:
+                # groups dropped for env failures are not replaced, and stale ones are discarded
+                # instead of requeued once the data is out (tinker_cookbook/rl/train.py,
+                # do_async_training); its final checkpoint then claims steps that were never trained
+                raise FailedPrecondition(
+                    f"tinker-cookbook's loop ended after training step {reporter.trained[-1] if reporter.trained else reporter.reported} "
+                    f"of {spec.total_steps} (groups dropped or discarded as stale left the last batches short); "
+                    f"resume the run to train the rest from step {reporter.trained[-1] if reporter.trained else reporter.reported}")
+            reporter.queue.put_nowait(reporter.final)   # the last step: its final checkpoint exists now
     finally:
         if not main.done():   # cancelled from outside (service shutdown)
             main.cancel()
@@ -336,6 +462,6 @@ async def train_tinker(ctx: RunContext) -> None:
         # completed steps are reported even when the run failed after them
         reporter.queue.put_nowait(None)
         await asyncio.shield(consumer)
-        _BATCH_HOOKS.pop(hook_key, None)
+        _REPORTERS.pop(hook_key, None)
         if registered:
             tokenizer_utils._CUSTOM_TOKENIZER_REGISTRY.pop(model, None)
