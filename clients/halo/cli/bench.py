@@ -88,7 +88,8 @@ def add_parser(sub) -> None:
                          "service+state (Step returning the site's state, as episodes step), service+getstate (Step, "
                          "then GetState: the round trip include_state saves), create (bursts of concurrent CreateSession "
                          "with the warm contexts: p50/p95 and the phases inside the service), create-cold (the same "
-                         "with no warm contexts: every context opened on demand)")
+                         "with no warm contexts: every context opened on demand), create-primed (the same with warm "
+                         "contexts and --primed-sessions for the recurring task: sessions prepared ahead)")
     be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
     be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
     be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")

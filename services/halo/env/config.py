@@ -19,6 +19,12 @@ class EnvSettings(ServiceSettings):
         description="browser contexts kept opened ahead of CreateSession (at most --pool-size; 0 = open each on "
         "demand); each is handed to one session only and closed with it",
     )
+    primed_sessions: int = Field(
+        0, ge=0,
+        description="sessions prepared ahead (context, /config, start page, first observation) for the exact task, "
+        "seed, run and observation a client asks for again and again; a create that matches answers without page "
+        "work. Each is handed to one session only; unused ones are closed, never retargeted (0 = off)",
+    )
     acquire_timeout_s: float = Field(5.0, ge=0, description="how long CreateSession waits for a free slot before RESOURCE_EXHAUSTED")
     session_ttl_s: float = Field(
         60.0, gt=0,

@@ -30,6 +30,7 @@ from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quie
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
+from halo.env.primed import Prepared, PrimedSessions, SessionKey
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.errors import bounded, quoted
@@ -80,6 +81,7 @@ class CreateTimings:
     observe_s: float = 0.0    # the first observation (AXTree + screenshot)
     total_s: float = 0.0
     warm: bool = False        # the context came from the warm pool
+    primed: bool = False      # the whole session (context, /config, start page, observation) was prepared ahead
 
     PHASES: ClassVar[tuple[str, ...]] = ("slot", "context", "config", "navigate", "observe")
 
@@ -148,8 +150,11 @@ class SessionManager:
         self._creating = 0   # CreateSession calls under way
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
                                  busy=lambda: self._creating > 0)
+        self.primed = PrimedSessions(settings.primed_sessions, self._prepare, self._dispose,
+                                     busy=lambda: self._creating > 0)
         self.created = 0
         self.created_warm = 0   # of those, sessions that began on a warm context
+        self.created_primed = 0   # of those, sessions prepared ahead (PrimedSessions)
         self.reaped = 0
         self.env_failures = 0
         #: the phases of the latest CreateSession calls (`halo bench env` reads them in process)
@@ -161,6 +166,7 @@ class SessionManager:
     async def start(self) -> None:
         await self.pool.start()
         self.warm.start()
+        self.primed.start()
         self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
 
     async def readiness(self) -> str:
@@ -180,6 +186,7 @@ class SessionManager:
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        await self.primed.close()
         await self.warm.close()
         for session_id in list(self._sessions):
             await self.close_session(session_id, reason="shutdown")
@@ -247,6 +254,8 @@ class SessionManager:
         task = self.registry.get(task_id)
         source, base_url = self._resolve_source(task, source)
         timings, clock = CreateTimings(), _Lap()
+        key = SessionKey(task.id, seed, source, run_id, options)
+        self.primed.asked(key, time.monotonic())
         try:
             await acquire_within(self._slots, self.settings.acquire_timeout_s)
         except TimeoutError:
@@ -256,20 +265,24 @@ class SessionManager:
                 "close sessions or raise --pool-size"
             ) from None
         timings.slot_s = clock.lap()
+        prepared = self.primed.take(key)
+        if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
+            session = prepared.session
+            session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_steps
+            session.touch()
+            timings.primed = timings.warm = True
+            timings.context_s = clock.lap()
+            self._register(session, timings)
+            timings.total_s = clock.total()
+            self._record_create(timings)
+            self.primed.finished(key)
+            return session, prepared.observation
         ready: ReadyContext | None = None
         try:
             # a warm context (opened ahead, never used by anyone) when one is ready, else a cold one
             ready = self.warm.take() or await open_context(self.pool, self.settings)
             timings.warm = ready.warm
-            policy = UrlPolicy.for_site(base_url, guard=self.settings.guard_grader)
-            ready.guard.policy = policy
-            faults = FaultWatcher(ready.context, policy, site_prefix=base_url if source is Source.REPLICA else "")
-            session = Session(
-                id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=ready.slot,
-                context=ready.context, page=ready.page, policy=policy, guard=ready.guard, faults=faults,
-                max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}), run_id=run_id,
-            )
-            self._watch(session)
+            session = self._session_on(ready, task, source, base_url, max_steps, labels, run_id)
             timings.context_s = clock.lap()
             await self._setup_task(session, seed, run_id or "0", timings, clock)
         except BaseException as exc:
@@ -281,12 +294,7 @@ class SessionManager:
                 metrics.ENV_FAILURES.labels("setup").inc()
                 raise Unavailable(f"could not set up task {task.id} at {base_url}: {str(exc).splitlines()[0]}") from exc
             raise
-        self._sessions[session.id] = session
-        self.created += 1
-        self.created_warm += ready.warm   # counted with `created` (a take whose set-up failed is no session)
-        metrics.SESSIONS_CREATED.labels(task.site).inc()
-        metrics.SESSIONS_ACTIVE.set(self.active)
-        log.info("session created", session=session.id, task=task.id, source=source.value, **session.labels)
+        self._register(session, timings)
         try:
             observation = await self._observe(session, options)
         except BaseException as exc:
@@ -300,7 +308,62 @@ class SessionManager:
         timings.observe_s = clock.lap()
         timings.total_s = clock.total()
         self._record_create(timings)
+        self.primed.finished(key)
         return session, observation
+
+    def _session_on(self, ready: ReadyContext, task: TaskSpec, source: Source, base_url: str, max_steps: int,
+                    labels: dict[str, str] | None, run_id: str) -> Session:
+        """A session on a ready context, its URL policy and fault watcher in place (no page work yet)."""
+        policy = UrlPolicy.for_site(base_url, guard=self.settings.guard_grader)
+        ready.guard.policy = policy
+        faults = FaultWatcher(ready.context, policy, site_prefix=base_url if source is Source.REPLICA else "")
+        session = Session(
+            id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=ready.slot,
+            context=ready.context, page=ready.page, policy=policy, guard=ready.guard, faults=faults,
+            max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}), run_id=run_id,
+        )
+        self._watch(session)
+        return session
+
+    def _register(self, session: Session, timings: CreateTimings) -> None:
+        self._sessions[session.id] = session
+        self.created += 1
+        self.created_warm += timings.warm   # counted with `created` (a take whose set-up failed is no session)
+        self.created_primed += timings.primed
+        metrics.SESSIONS_CREATED.labels(session.task.site).inc()
+        metrics.SESSIONS_ACTIVE.set(self.active)
+        log.info("session created", session=session.id, task=session.task.id, source=session.source.value,
+                 primed=timings.primed, **session.labels)
+
+    async def _prepare(self, key: SessionKey) -> Prepared:
+        """A session for `key` set up ahead, exactly as a create would (PrimedSessions): its own
+        context, /config with the key's seed and run, the start page, the first observation."""
+        task = self.registry.get(key.task_id)
+        _, base_url = self._resolve_source(task, key.source)
+        ready = await open_context(self.pool, self.settings)
+        session = self._session_on(ready, task, key.source, base_url, 0, None, key.run_id)
+        session.id = ""   # named when a create takes it
+        try:
+            await self._setup_task(session, key.seed, key.run_id or "0", CreateTimings(), _Lap())
+            observation = await self._observe(session, key.options)
+        except BaseException:
+            await asyncio.shield(self._dispose(session))
+            raise
+        return Prepared(key, session, observation)
+
+    async def _dispose(self, session: Session) -> None:
+        """Close a session's context, after asking its replica to forget its state (a primed session
+        nobody took, or a closed one)."""
+        try:
+            if session.source is Source.REPLICA and session.slot.alive:
+                await session.context.request.post(f"{self.settings.sites_url.rstrip('/')}/__halo/forget", timeout=2000)
+        except Exception:
+            pass  # the site forgetting this context is an optimisation, never a reason to fail a close
+        try:
+            await session.context.close()
+        except Exception:
+            pass
+        self.pool.release(session.slot)
 
     def _record_create(self, timings: CreateTimings) -> None:
         self.create_timings.append(timings)
@@ -547,16 +610,7 @@ class SessionManager:
         session = self._sessions.pop(session_id, None)
         if session is None:
             return False
-        try:
-            if session.source is Source.REPLICA and session.slot.alive:
-                await session.context.request.post(f"{self.settings.sites_url.rstrip('/')}/__halo/forget", timeout=2000)
-        except Exception:
-            pass  # the site forgetting this context is an optimisation, never a reason to fail a close
-        try:
-            await session.context.close()
-        except Exception:
-            pass
-        self.pool.release(session.slot)
+        await self._dispose(session)
         self._slots.release()
         metrics.SESSIONS_CLOSED.labels(reason).inc()
         metrics.SESSIONS_ACTIVE.set(self.active)
