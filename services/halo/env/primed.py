@@ -26,13 +26,14 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import Any
 
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.runtime.logging import get_logger
 
-if TYPE_CHECKING:
-    from halo.env.session import Session, Source
+# session.py owns Session and Source and uses this module: they are not imported here (no cycle)
+Session = Any
 
 log = get_logger("halo.env.primed")
 
@@ -42,7 +43,7 @@ class SessionKey:
     """What makes two creates interchangeable: same task, seed, site source, run and observation."""
     task_id: str
     seed: int
-    source: "Source"
+    source: Enum          # halo.env.session.Source
     run_id: str
     options: ObserveOptions
 
@@ -51,7 +52,7 @@ class SessionKey:
 class Prepared:
     """A session set up ahead (context, /config, start page) with its first observation; no id yet."""
     key: SessionKey
-    session: "Session"
+    session: Session
     observation: PageObservation
     made_at: float = field(default_factory=time.monotonic)
 
@@ -72,7 +73,7 @@ class PrimedSessions:
     REMEMBERED = 256
 
     def __init__(self, size: int, prepare: Callable[[SessionKey], Awaitable[Prepared]],
-                 dispose: Callable[["Session"], Awaitable[None]], busy: Callable[[], bool] = lambda: False) -> None:
+                 dispose: Callable[[Session], Awaitable[None]], busy: Callable[[], bool] = lambda: False) -> None:
         self.size = size
         self._prepare, self._dispose, self._busy = prepare, dispose, busy
         self._ready: deque[Prepared] = deque()
