@@ -62,21 +62,24 @@ def test_halo_bench_env_rejects_unknown_modes():
     assert exc.value.code == 2
 
 
-def test_halo_bench_env_times_create_sessions_cold_and_warm(tmp_path):
+def test_halo_bench_env_times_create_sessions_cold_warm_and_primed(tmp_path):
     """The create modes: bursts of concurrent CreateSession without warm contexts, then with them
-    (every create of the warm mode takes one), and the phases inside the service."""
+    (every create of the warm mode takes one), then with sessions primed for the recurring task
+    (after the first burst), and the phases inside the service."""
     out = tmp_path / "create.json"
     halo = Path(sys.executable).parent / "halo"
     proc = subprocess.run(
-        [str(halo), "bench", "env", "--sessions", "2", "--modes", "create-cold,create", "--create-rounds", "2",
+        [str(halo), "bench", "env", "--sessions", "2", "--modes", "create-cold,create,create-primed", "--create-rounds", "3",
          "--create-task", "playground-signup", "--json", str(out)],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "CreateSession ms" in proc.stdout, proc.stdout
     results = {r["mode"]: r for r in json.loads(out.read_text())}
-    assert set(results) == {"create-cold", "create"}
+    assert set(results) == {"create-cold", "create", "create-primed"}
     assert results["create-cold"]["warm_share"] == 0 and results["create"]["warm_share"] == 1
+    assert results["create"]["primed_share"] == 0 and results["create-primed"]["primed_share"] > 0
     for r in results.values():
-        assert r["creates"] == 4 and 0 < r["p50_ms"] <= r["p95_ms"], r
+        assert r["creates"] == 6 and 0 < r["p50_ms"] <= r["p95_ms"], r
+        assert 0 <= r["service_p50_ms"] <= r["p95_ms"], r
         assert set(r["phases_p50_ms"]) == {"slot", "context", "config", "navigate", "observe"}, r
