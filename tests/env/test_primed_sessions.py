@@ -5,9 +5,7 @@ is an environment failure of that session, never a task outcome."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 
 import pytest
 
@@ -17,16 +15,9 @@ from halo.env.session import SessionManager
 from halo.errors import Unavailable
 from halo.tasks.registry import default_registry
 from tests.env.test_episode_integrity import OwnSites, _bid
-from tests.env.test_warm_contexts import TEXT_ONLY
+from tests.env.test_warm_contexts import TEXT_ONLY, _until
 
 PRIMED = 2
-
-
-async def _until(predicate, timeout_s: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not predicate():
-        assert time.monotonic() < deadline, "the primed sessions were not ready in time"
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture

@@ -91,6 +91,25 @@ async def open_context(pool: BrowserPool, settings: EnvSettings) -> ReadyContext
     return ReadyContext(slot, context, page, guard)
 
 
+async def quiet_moment(busy, max_defer_s: float) -> None:
+    """Wait while `busy()` (a CreateSession under way), at most `max_defer_s`: background work that
+    prepares for later creates must not take the cores from the creates it exists to speed up."""
+    waited = 0.0
+    while busy() and waited < max_defer_s:
+        await asyncio.sleep(0.02)
+        waited += 0.02
+
+
+async def cancel_filler(task: asyncio.Task | None) -> None:
+    """Stop a background filler loop (its errors no longer matter: the pool is closing)."""
+    if task is not None:
+        task.cancel()
+        try:
+            await task
+        except (asyncio.CancelledError, Exception):
+            pass
+
+
 async def close_quietly(context: BrowserContext) -> None:
     try:
         await context.close()
@@ -188,7 +207,7 @@ class WarmContexts:
             await self._wanted.wait()
             self._wanted.clear()
             while len(self._ready) < self.size:
-                await self._quiet_moment()
+                await quiet_moment(self._busy, self.MAX_DEFER_S)
                 try:
                     ready = await open_context(self.pool, self.settings)
                 except Unavailable as exc:   # Chromium is being replaced: try again shortly
@@ -199,19 +218,8 @@ class WarmContexts:
                 self._ready.append(ready)
                 metrics.WARM_CONTEXTS.set(len(self._ready))
 
-    async def _quiet_moment(self) -> None:
-        waited = 0.0
-        while self._busy() and waited < self.MAX_DEFER_S:
-            await asyncio.sleep(0.02)
-            waited += 0.02
-
     async def close(self) -> None:
-        if self._filler is not None:
-            self._filler.cancel()
-            try:
-                await self._filler
-            except (asyncio.CancelledError, Exception):
-                pass
+        await cancel_filler(self._filler)
         while self._ready:
             ready = self._ready.popleft()
             await close_quietly(ready.context)

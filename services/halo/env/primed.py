@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from halo.env.contexts import cancel_filler, quiet_moment
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.runtime.logging import get_logger
 
@@ -165,7 +166,7 @@ class PrimedSessions:
             self._wanted.clear()
             self._prune()
             while self._key is not None and len(self._ready) < self.size:
-                await self._quiet_moment()
+                await quiet_moment(self._busy, self.MAX_DEFER_S)
                 key = self._key
                 if key is None:
                     break
@@ -181,18 +182,7 @@ class PrimedSessions:
                     continue
                 self._ready.append(prepared)
 
-    async def _quiet_moment(self) -> None:
-        waited = 0.0
-        while self._busy() and waited < self.MAX_DEFER_S:
-            await asyncio.sleep(0.02)
-            waited += 0.02
-
     async def close(self) -> None:
-        if self._filler is not None:
-            self._filler.cancel()
-            try:
-                await self._filler
-            except (asyncio.CancelledError, Exception):
-                pass
+        await cancel_filler(self._filler)
         while self._ready:
             await self._dispose(self._ready.popleft().session)
