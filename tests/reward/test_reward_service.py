@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 
@@ -47,9 +48,11 @@ def aimless_policy(seed: int, steps: int = 6):
 async def test_oracle_earns_more_than_noop_and_matches_agisdk(env, reward, task_id):
     task = default_registry().get(task_id)
     oracle_steps, _wrong = next((r.oracles.get(task_id), None) for r in REPLICA_TYPES if r.site_id == task.site)
-    oracle = await run_rollout(env, reward, task_id, oracle_policy(oracle_steps))
-    noop = await run_rollout(env, reward, task_id, noop_policy())
-    aimless = await run_rollout(env, reward, task_id, aimless_policy(seed=7))
+    oracle, noop, aimless = await asyncio.gather(   # three sessions of their own: run them at once
+        run_rollout(env, reward, task_id, oracle_policy(oracle_steps)),
+        run_rollout(env, reward, task_id, noop_policy()),
+        run_rollout(env, reward, task_id, aimless_policy(seed=7)),
+    )
 
     assert oracle.evaluation.success and oracle.evaluation.score == 1.0
     assert oracle.evaluation.success_bonus == 1.0 and not oracle.evaluation.env_failure

@@ -12,9 +12,9 @@ import pytest
 from halo.tasks.registry import agisdk_v2_dir
 from halo.sites.app import create_app
 from halo.sites.dashdish import TASK_IDS, DashDish, menu, orders
-from halo.cli.verify import VerifyRow
 from tests.sites import replica_checks
-from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_v2_task, assert_verified, score, verify_all
+from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_v2_task, assert_verified, score
+from tests.sites.replica_checks import verified_fixture
 
 DASHDISH_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -27,9 +27,7 @@ async def test_env_service_lists_every_task(env):
     await assert_listed_by_env(env, DashDish)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, DASHDISH_TASKS)
+verified = verified_fixture(DASHDISH_TASKS)
 
 
 @pytest.mark.parametrize("task_id", DASHDISH_TASKS)

@@ -6,7 +6,6 @@ editor's in-browser behaviour."""
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -25,7 +24,7 @@ from halo.sites.gocalendar import GoCalendar, events, recurrence, views
 from halo.sites.gocalendar.clock import parse_clock, time_range
 from halo.sites.gocalendar.events import CalendarError, EventForm
 from halo.sites.oracle import Target, resolve
-from halo.cli.verify import VerifyRow, verify_task
+from tests.sites.replica_checks import verified_fixture
 
 TEXT_ONLY = observation_options(screenshot=False)
 
@@ -48,17 +47,7 @@ def test_replica_serves_every_v2_gocalendar_task():
     assert {t.id for t in v2 if t.notes} == lenient | {"gocalendar-11"}   # CAVEATS spell out what each script lets through
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle / no-op / wrong attempt of every task, a few tasks at a time (the browser pool has 8 contexts)."""
-    limit = asyncio.Semaphore(3)
-
-    async def verify(task_id: str) -> VerifyRow:
-        async with limit:
-            return await verify_task(env, default_registry().get(task_id))
-
-    rows = await asyncio.gather(*(verify(task_id) for task_id in GOCALENDAR_TASKS))
-    return {row.task.id: row for row in rows}
+verified = verified_fixture(GOCALENDAR_TASKS)
 
 
 @pytest.mark.parametrize("task_id", SCORABLE_TASKS)

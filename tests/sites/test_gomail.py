@@ -4,7 +4,6 @@ scripts depend on (ids of the groups they hard-code, diff shapes, select-all sem
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -16,7 +15,7 @@ from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.gomail import GoMail, compose, mailbox, views
 from halo.sites.gomail.views import MailError, View
-from halo.cli.verify import VerifyRow, verify_task
+from tests.sites.replica_checks import verified_fixture
 
 
 def _natural(task_id: str) -> int:
@@ -33,17 +32,7 @@ def test_replica_serves_every_v2_gomail_task():
     assert set(GoMail.oracles) == set(GoMail.wrong_attempts) == GoMail.task_ids
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle / no-op / wrong attempt of every task, a few tasks at a time (the browser pool has 8 contexts)."""
-    limit = asyncio.Semaphore(3)
-
-    async def verify(task_id: str) -> VerifyRow:
-        async with limit:
-            return await verify_task(env, default_registry().get(task_id))
-
-    rows = await asyncio.gather(*(verify(task_id) for task_id in GOMAIL_TASKS))
-    return {row.task.id: row for row in rows}
+verified = verified_fixture(GOMAIL_TASKS)
 
 
 @pytest.mark.parametrize("task_id", GOMAIL_TASKS)

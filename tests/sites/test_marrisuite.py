@@ -8,7 +8,7 @@ import pytest
 
 from halo.tasks.registry import default_registry
 from halo.sites.marrisuite import TASK_IDS, MarriSuite, hotels
-from tests.sites.replica_checks import assert_verified, finish_state, score, site_client, verify_all
+from tests.sites.replica_checks import assert_verified, finish_state, score, site_client, verified_fixture
 
 
 def test_replica_serves_the_v2_marrisuite_task():
@@ -17,8 +17,11 @@ def test_replica_serves_the_v2_marrisuite_task():
     assert set(MarriSuite.oracles) == set(MarriSuite.wrong_attempts) == TASK_IDS
 
 
-async def test_task_verifies_with_agisdk_script(env):
-    rows = await verify_all(env, TASK_IDS)
+verified = verified_fixture(TASK_IDS)
+
+
+def test_task_verifies_with_agisdk_script(verified):
+    rows = verified
     assert_verified(rows["marrisuite-8"])
     assert set(rows["marrisuite-8"].wrong) == {"Santa Barbara instead of Goleta", "books a Goleta hotel instead of showing them",
                                                "two rooms"}

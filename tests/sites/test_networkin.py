@@ -9,14 +9,12 @@ import re
 
 import pytest
 
-from halo.tasks.registry import default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.networkin import TASK_IDS, NetworkIn, network
 from halo.sites.networkin.people import CONNECTIONS, MEMBER_BY_ID
-from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
     assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, milestones_by_step, score, site_client,
-    site_milestone_names, verify_all,
+    site_milestone_names, verified_fixture,
 )
 
 NETWORKIN_TASKS = natural_task_order(TASK_IDS)
@@ -26,9 +24,7 @@ def test_replica_serves_every_v2_networkin_task():
     assert_serves_every_v2_task(NetworkIn, 10)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, natural_task_order(TASK_IDS), sessions=4)
+verified = verified_fixture(TASK_IDS)
 
 
 @pytest.mark.parametrize("task_id", NETWORKIN_TASKS)

@@ -8,8 +8,6 @@ import json
 import re
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import httpx
 import pytest
@@ -17,7 +15,7 @@ import pytest
 from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.sites.app import create_app
 from halo.sites.omnizon import TASK_IDS, Omnizon, catalog, shop
-from halo.cli.verify import verify_task
+from tests.sites.replica_checks import assert_verified, verified_fixture
 
 OMNIZON_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -29,28 +27,16 @@ def test_replica_serves_every_v2_omnizon_task():
     assert set(Omnizon.oracles) == set(Omnizon.wrong_attempts) == TASK_IDS
 
 
+verified = verified_fixture(OMNIZON_TASKS)
+
+
 @pytest.mark.parametrize("task_id", OMNIZON_TASKS)
-async def test_task_oracle_scores_1_noop_and_wrong_attempt_score_0(env, task_id):
-    decoy = None
-    if task_id == "omnizon-28":
-        # eval_omnizon_28.py also reads every *.json / *.txt next to the state file (agisdk writes
-        # it to the shared temp dir; see test_eval_28_reads_sibling_files_of_the_state_file). A
-        # stranger's failed attempt lying there must not change the score: HALO's evaluator runs
-        # each script with its state file alone.
-        decoy = Path(tempfile.gettempdir()) / "eval_stranger_attempt.txt"
-        decoy.write_text("Order unsuccessful")
-    try:
-        row = await verify_task(env, default_registry().get(task_id))
-    finally:
-        if decoy is not None:
-            decoy.unlink()
-    assert row.oracle is not None and row.noop is not None and row.wrong
-    assert not row.oracle.errors, row.oracle.errors
-    assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
-    assert row.noop.score == 0.0, row.noop.evaluation
-    for label, wrong in row.wrong.items():
-        assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)
-        assert not wrong.errors, (label, wrong.errors)
+def test_task_oracle_scores_1_noop_and_wrong_attempt_score_0(verified, task_id):
+    # omnizon-28: eval_omnizon_28.py also reads every *.json / *.txt next to the state file (agisdk
+    # writes it to the shared temp dir; see test_eval_28_reads_sibling_files_of_the_state_file). The
+    # sweep leaves a stranger's failed attempt there (tests/sites/conftest.py): HALO's evaluator
+    # runs each script with its state file alone, so the score holds.
+    assert_verified(verified[task_id])
 
 
 # --- the shop over HTTP (no browser) ------------------------------------------------------------

@@ -9,13 +9,12 @@ import runpy
 
 import pytest
 
-from halo.tasks.registry import agisdk_v2_dir, default_registry
+from halo.tasks.registry import agisdk_v2_dir
 from halo.sites.topwork import TASK_IDS, TopWork, board, search_talent
 from halo.sites.topwork.talent import DATA_CATEGORY, FREELANCER_BY_ID, SEED_CHATS, SEED_JOBS
-from halo.cli.verify import VerifyRow
 from tests.sites.replica_checks import (
     assert_serves_every_v2_task, assert_verified, natural_task_order, finish_state, milestones_by_step, score, site_client,
-    site_milestone_names, verify_all,
+    site_milestone_names, verified_fixture,
 )
 
 TOPWORK_TASKS = natural_task_order(TASK_IDS)
@@ -25,9 +24,7 @@ def test_replica_serves_every_v2_topwork_task():
     assert_serves_every_v2_task(TopWork, 12)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, natural_task_order(TASK_IDS), sessions=4)
+verified = verified_fixture(TASK_IDS)
 
 
 @pytest.mark.parametrize("task_id", TOPWORK_TASKS)

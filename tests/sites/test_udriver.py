@@ -13,9 +13,9 @@ from halo.tasks.registry import agisdk_v2_dir
 from halo.sites.app import create_app
 from halo.sites.udriver import TASK_IDS, UDriver, places, rides
 from halo.sites.udriver.places import CAR_BY_TYPE, PLACE_BY_ID
-from halo.cli.verify import VerifyRow
 from tests.sites import replica_checks
-from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_v2_task, assert_verified, score, verify_all
+from tests.sites.replica_checks import assert_listed_by_env, assert_serves_every_v2_task, assert_verified, score
+from tests.sites.replica_checks import verified_fixture
 
 UDRIVER_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -28,9 +28,7 @@ async def test_env_service_lists_every_task(env):
     await assert_listed_by_env(env, UDriver)
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    return await verify_all(env, UDRIVER_TASKS)
+verified = verified_fixture(UDRIVER_TASKS)
 
 
 @pytest.mark.parametrize("task_id", UDRIVER_TASKS)

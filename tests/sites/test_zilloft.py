@@ -4,7 +4,6 @@ service); plus the search, filters, tour and contact rules those scripts depend 
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 import re
@@ -17,10 +16,11 @@ from starlette.datastructures import QueryParams
 from halo.tasks.registry import agisdk_v2_dir, default_registry
 from halo.reward.evaluator import evaluate
 from halo.sites.app import create_app
-from halo.cli.verify import VerifyRow, verify_task
+from halo.cli.verify import VerifyRow
 from halo.sites.zilloft import TASK_IDS, Zilloft, filters_from_params, homes, listings
 from halo.sites.zilloft.listings import Filters, find_by_street, resolve_place
 from tests.sites.replica_checks import assert_verified
+from tests.sites.replica_checks import verified_fixture
 
 ZILLOFT_TASKS = sorted(TASK_IDS, key=lambda t: int(t.rsplit("-", 1)[1]))
 
@@ -33,17 +33,7 @@ def test_replica_serves_every_v2_zilloft_task():
     assert set(Zilloft.oracles) == set(Zilloft.wrong_attempts) == TASK_IDS
 
 
-@pytest.fixture(scope="module")
-async def verified(env) -> dict[str, VerifyRow]:
-    """Oracle / no-op / wrong attempt of every task, a few tasks at a time (text-only observations)."""
-    limit = asyncio.Semaphore(2)
-
-    async def verify(task_id: str) -> VerifyRow:
-        async with limit:
-            return await verify_task(env, default_registry().get(task_id))
-
-    rows = await asyncio.gather(*(verify(task_id) for task_id in ZILLOFT_TASKS))
-    return {row.task.id: row for row in rows}
+verified = verified_fixture(ZILLOFT_TASKS)
 
 
 @pytest.mark.parametrize("task_id", ZILLOFT_TASKS)

@@ -19,6 +19,8 @@ from halo.sites.oracle import OracleStep, resolve
 from halo.sites.registry import attempts_for
 
 _TEXT_ONLY = observation_options(screenshot=False)
+#: How the env service reports an action past its action timeout (Playwright's own wording follows).
+TIMED_OUT = "timed out"
 
 
 @dataclass
@@ -88,6 +90,13 @@ async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphor
     async def attempt(steps: Sequence[OracleStep] | None, kind: str) -> Attempt | None:
         if steps is None:
             return None
+        async with sessions:
+            first = await run_attempt(env, task, steps, kind)
+        if not any(TIMED_OUT in error for error in first.errors):
+            return first
+        # An action that ran past the env's action timeout says the machine was busy, not that the
+        # replica is wrong: the attempt runs once more in a fresh session. A page that really
+        # cannot be clicked times out again and is reported.
         async with sessions:
             return await run_attempt(env, task, steps, kind)
 
