@@ -103,21 +103,6 @@ def test_resume_cuts_the_cookbook_checkpoints_back_to_the_hosts_step(tmp_path: P
     assert not (log / "checkpoints.jsonl").exists()
 
 
-@pytest.fixture
-def jobs_factory(tmp_path, stack):
-    from halo.trainer.jobs import JobManager
-    from halo.cli.registry import resolve_trainer
-
-    managers = []
-
-    def make():
-        manager = JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer, auto_resume=False)
-        managers.append(manager)
-        return manager
-
-    return make
-
-
 async def test_without_an_api_key_the_run_fails_with_a_clear_message(jobs_factory, monkeypatch):
     from halo.trainer.store import RunState
 

@@ -17,7 +17,15 @@ RunSpec -> Config:
         group kept after env failures), env_retries, eval_every + eval_seeds, tinker_base_url,
         wandb_project, tokenizer / image_processor (local folders), history_steps, screenshots
         (False: text-only, `halo train --observation text`),
-        max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef
+        max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef,
+        tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
+        route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline)
+
+Sampling. `direct` (the default, see the README's measurement): the cookbook samples with the
+SDK's SamplingClient. `gateway`: every rollout sample goes through the policy gateway's `Sample`
+on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
+path (`tinker_gateway.py`); each step then also reports `sample/calls`, `sample/tokens` and
+`sample/mean_s` (wall time per sample, as the trainer saw it).
 
 Progress and checkpoints. The cookbook owns its loop, so steps are reported from the one hook it
 offers between iterations: the dataset's `get_batch(i)`, called once iteration i-1 is complete
@@ -64,10 +72,14 @@ from halo.trainers.tinker_env import (
     env_failure_strategy,
 )
 from halo.trainers.tinker_env import load_renderer
+from halo.trainers import tinker_gateway
 
 TINKER_API_KEY_ENV = "TINKER_API_KEY"
 TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
 RECIPE_NAME = "halo_browser_grpo"
+DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
+SAMPLING_MODES = ("direct", "gateway")
+DEFAULT_SAMPLING = "direct"                 # chosen by measurement: README, "Tinker rollouts through the gateway"
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 
@@ -108,6 +120,22 @@ def renderer_for_spec(spec: RunSpec) -> Any:
     tokenizer = str(spec.extra.get("tokenizer", "")) or model
     image_processor = str(spec.extra.get("image_processor", "")) or tokenizer
     return load_renderer(str(spec.extra.get("renderer", DEFAULT_RENDERER)), tokenizer, image_processor, model)
+
+
+def sampling_mode_for(spec: RunSpec) -> str:
+    """extra.tinker_sampling: `direct` (the SDK's SamplingClient) or `gateway` (the gateway's Sample)."""
+    mode = str(spec.extra.get("tinker_sampling", DEFAULT_SAMPLING))
+    if mode not in SAMPLING_MODES:
+        raise ValueError(f"--tinker-sampling must be one of {', '.join(SAMPLING_MODES)}, got {mode!r}")
+    if mode == "gateway" and AsyncSettings.from_extra(spec.extra).max_staleness:
+        raise ValueError("--tinker-sampling gateway is synchronous only: the cookbook's async mode (--max-staleness) "
+                         "creates its first sampler outside the checkpoint hook the gateway path wraps; use direct")
+    return mode
+
+
+def tinker_route_for(spec: RunSpec) -> str:
+    """The gateway route that samples a Tinker run (extra.route, default qwen3vl-tinker)."""
+    return str(spec.extra.get("route", "")) or DEFAULT_TINKER_ROUTE
 
 
 def loss_fn_config_for(spec: RunSpec) -> dict[str, float] | None:
@@ -254,8 +282,10 @@ def cookbook_metrics(log_path: Path, iteration: int) -> dict[str, float]:
 class StepReporter:
     """Turns the cookbook's iterations into the host's completed steps, in order."""
 
-    def __init__(self, ctx: RunContext, log_path: Path, model_name: str) -> None:
+    def __init__(self, ctx: RunContext, log_path: Path, model_name: str, sample_metrics: Any = None) -> None:
         self.ctx, self.log_path, self.model_name = ctx, log_path, model_name
+        self.sample_metrics = sample_metrics        # () -> the iteration's sampling metrics (gateway mode)
+        self.sampled: dict[int, dict[str, float]] = {}
         self.reported = ctx.start_step
         self.dataset: HaloBrowserDataset | None = None
         self.queue: asyncio.Queue[int | None] = asyncio.Queue()   # None: no more steps
@@ -266,10 +296,16 @@ class StepReporter:
 
     def before_batch(self, index: int) -> None:
         """Called by get_batch(index): iteration index-1 (step `index`) is complete."""
+        self.take_sample_metrics(index)
         if index > self.reported:
             self.queue.put_nowait(index)
         if self.ctx.stop_requested():
             raise StopRequested(f"stop requested before step {index + 1}")
+
+    def take_sample_metrics(self, step: int) -> None:
+        """The samples counted since the last call belong to step `step` (iteration step-1)."""
+        if self.sample_metrics is not None and step > 0:
+            self.sampled[step] = self.sample_metrics()
 
     def episode_metrics(self, step: int) -> dict[str, float]:
         builders = self.dataset.issued.get(step - 1, []) if self.dataset is not None else []
@@ -278,7 +314,7 @@ class StepReporter:
     async def report(self, step: int) -> None:
         if step <= self.reported:
             return
-        metrics = self.episode_metrics(step) | cookbook_metrics(self.log_path, step - 1)
+        metrics = self.episode_metrics(step) | cookbook_metrics(self.log_path, step - 1) | self.sampled.pop(step, {})
         await self.ctx.complete_step(
             step, metrics, lambda folder: save_tinker_checkpoint(self.log_path, step, self.model_name, folder),
         )
@@ -290,6 +326,19 @@ class StepReporter:
             await self.report(step)
 
 
+def _gateway_sampling(ctx: RunContext) -> "tinker_gateway.GatewaySampling":
+    """The run's gateway client and sampling state (gateway mode)."""
+    services, spec = ctx.services, ctx.spec
+    if not services.gateway:
+        raise FailedPrecondition("--tinker-sampling gateway: the run has no policy gateway target")
+    from halo.client.policy import PolicyClient
+
+    # each Sample's deadline: the route's own retries fit inside it (its timeout_s is 180 s by default)
+    client = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
+                          timeout_s=float(spec.extra.get("sample_timeout_s", 600.0)))
+    return tinker_gateway.GatewaySampling(client, tinker_route_for(spec), ctx.run_id)
+
+
 async def train_tinker(ctx: RunContext) -> None:
     """Run (or resume) a Tinker GRPO run with tinker-cookbook's RL loop."""
     from tinker_cookbook import tokenizer_utils
@@ -297,13 +346,15 @@ async def train_tinker(ctx: RunContext) -> None:
 
     spec = ctx.spec
     require_api_key()
+    mode = sampling_mode_for(spec)
     if ctx.start_step >= spec.total_steps:
         return
     log_path = ctx.run_dir / "tinker"
     log_path.mkdir(parents=True, exist_ok=True)
     sync_cookbook_checkpoints(log_path, ctx.start_step, ctx.last_checkpoint)
     model = model_name_for(spec)
-    reporter = StepReporter(ctx, log_path, model)
+    sampling = _gateway_sampling(ctx) if mode == "gateway" else None
+    reporter = StepReporter(ctx, log_path, model, sampling.times.take if sampling is not None else None)
     hook_key = f"{ctx.run_id}:{id(reporter)}"
     config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
     registered = False
@@ -315,8 +366,13 @@ async def train_tinker(ctx: RunContext) -> None:
         registered = True
     _BATCH_HOOKS[hook_key] = reporter
     consumer = asyncio.get_running_loop().create_task(reporter.consume())
-    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}, log {log_path}")
+    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}, log {log_path}"
+            + (f", sampling through gateway route {sampling.route!r}" if sampling is not None else ", sampling direct (SDK)"))
+    active = tinker_gateway.activate(sampling) if sampling is not None else None
+    # the task copies the context here: the cookbook's loop (and the tasks it starts) see this run's sampling
     main = asyncio.get_running_loop().create_task(rl_train.main(config))
+    if active is not None:
+        tinker_gateway.deactivate(active)
     try:
         done, _ = await asyncio.wait({main, consumer}, return_when=asyncio.FIRST_COMPLETED)
         if consumer in done and not main.done():  # reporting failed: stop training, surface the error
@@ -328,6 +384,7 @@ async def train_tinker(ctx: RunContext) -> None:
         except StopRequested:
             pass
         else:
+            reporter.take_sample_metrics(spec.total_steps)
             reporter.queue.put_nowait(spec.total_steps)   # the last step: its final checkpoint exists now
     finally:
         if not main.done():   # cancelled from outside (service shutdown)
@@ -337,5 +394,8 @@ async def train_tinker(ctx: RunContext) -> None:
         reporter.queue.put_nowait(None)
         await asyncio.shield(consumer)
         _BATCH_HOOKS.pop(hook_key, None)
+        if sampling is not None:
+            await sampling.close()
+            await sampling.gateway.close()
         if registered:
             tokenizer_utils._CUSTOM_TOKENIZER_REGISTRY.pop(model, None)
