@@ -42,8 +42,11 @@ async def tinker_gateway(tiny_dir, renderer):
     route = RouteConfig(name=ROUTE, backend="tinker", base_model=MODEL, max_tokens=64, retries=0, timeout_s=120,
                         tinker={"tokenizer": tiny_dir})
     gateway_sdk = FakeGatewaySdk(sdk)
+    # a chat route (never reached: nothing listens there) to show who refuses token prompts
+    chat = RouteConfig(name="chat", backend="openai_compatible", base_url="http://127.0.0.1:9/v1", served_model="any",
+                       api_key="EMPTY", retries=0)
     settings = GatewaySettings(port=0, metrics_port=-1)
-    service = build_service(settings, config=GatewayConfig(routes=[route]),
+    service = build_service(settings, config=GatewayConfig(routes=[route, chat]),
                             backends={ROUTE: TinkerBackendWithFakeSdk(route, gateway_sdk)})
     running = await start_service(service, settings)
     yield running, sdk, gateway_sdk
@@ -80,7 +83,7 @@ async def test_the_token_completer_samples_through_the_gateway_with_tokens_and_l
         sampling.record(trainer_sampler, path, 0)
         completer = sampling.completer(trainer_sampler, max_tokens=48, temperature=0.7)
         out = await completer(model_input, stop)
-        adapters = (await gateway.list_models())[0].adapters
+        (adapters,) = [m.adapters for m in await gateway.list_models() if m.name == ROUTE]
 
     assert [p for p, _ in gateway_sdk.created] == [path] and adapters == ["run-r1-s0"]
     ((prompt, params),) = gateway_sdk.created[0][1].calls
@@ -116,11 +119,27 @@ async def test_each_iterations_sampler_is_loaded_once_and_the_older_ones_unloade
             completer = sampling.completer(sampler, max_tokens=8)
             for _ in range(2):   # the second sample of an iteration reuses its adapter
                 await completer(prompt, [])
-            loaded = (await gateway.list_models())[0].adapters
+            (loaded,) = [m.adapters for m in await gateway.list_models() if m.name == ROUTE]
             assert loaded == [f"run-r2-s{j}" for j in range(max(0, i - 1), i + 1)]
         await sampling.close()
-        assert (await gateway.list_models())[0].adapters == []
+        assert [m.adapters for m in await gateway.list_models() if m.name == ROUTE] == [[]]
     assert [p.rsplit("-", 1)[-1] for p, _ in gateway_sdk.created] == ["000000", "000001", "000002"]
+
+
+async def test_token_prompts_are_refused_where_they_cannot_be_sampled_as_they_are(tinker_gateway):
+    from halo.client.policy import PolicyClient
+    from halo.errors import FailedPrecondition, InvalidArgument
+    from halo.v1 import policy_pb2 as ppb
+
+    running, _, _ = tinker_gateway
+    tokens = ppb.TokenPrompt(chunks=[ppb.PromptChunk(tokens=[1, 2, 3])])
+    async with PolicyClient(running.target, timeout_s=60) as gateway:
+        with pytest.raises(FailedPrecondition, match=r"not token prompts \(SampleRequest.tokens needs a tinker route\)"):
+            await gateway.sample("chat", tokens=tokens)
+        with pytest.raises(InvalidArgument, match="token prompt is empty"):
+            await gateway.sample(ROUTE, tokens=ppb.TokenPrompt(chunks=[ppb.PromptChunk()]))
+        with pytest.raises(InvalidArgument, match="input .* or tokens"):
+            await gateway._call(gateway.stub.Sample, ppb.SampleRequest(model=ROUTE), None)
 
 
 async def test_a_tinker_run_samples_every_rollout_through_the_gateway_offline(jobs_factory, tinker_gateway, monkeypatch,

@@ -3,8 +3,8 @@ over the Tinker SDK's own SamplingClient, per sample.
 
 One run against one Tinker-API server (Tinker itself, or a local SkyRL server:
 `make test-tinker-server`'s harness, see the README), the same sampler weights (a LoRA saved to a
-`tinker://` path), the same rendered prompt, calls interleaved (direct, gateway, direct, ...) so
-that machine load hits both paths alike:
+`tinker://` path), the same rendered prompt, calls in pairs that alternate which path goes first
+(direct-gateway, gateway-direct, ...) so that machine load hits both paths alike:
 
 - direct: tinker-cookbook's `TinkerTokenCompleter` over a `SamplingClient` of that path, what
   `--tinker-sampling direct` rolls out with;
@@ -44,6 +44,8 @@ class TinkerSamplingResult:
     overhead_fraction: float      # gateway_internal_ms / median direct
     load_average: list[float]
     meets_target: bool
+    direct_s: list[float]          # every sample, in order (pairs alternate which path went first)
+    gateway_s: list[float]
 
 
 def bench_prompt(renderer, elements: int):
@@ -97,14 +99,18 @@ async def run_tinker_sampling_bench(tinker_url: str, model: str, requests: int =
                 await through(prompt, stop)
                 print(f"warm-up {i + 1}/{warmup}", flush=True)
             for i in range(requests):
-                started = time.perf_counter()
-                await direct(prompt, stop)
-                direct_s.append(time.perf_counter() - started)
-                before = _backend_seconds(ROUTE)
-                started = time.perf_counter()
-                await through(prompt, stop)
-                gateway_s.append(time.perf_counter() - started)
-                internal_s.append(gateway_s[-1] - (_backend_seconds(ROUTE) - before))
+                # which path goes first alternates: a server still busy after one call slows the next alike
+                for first in ((True, False) if i % 2 == 0 else (False, True)):
+                    if first:
+                        started = time.perf_counter()
+                        await direct(prompt, stop)
+                        direct_s.append(time.perf_counter() - started)
+                    else:
+                        before = _backend_seconds(ROUTE)
+                        started = time.perf_counter()
+                        await through(prompt, stop)
+                        gateway_s.append(time.perf_counter() - started)
+                        internal_s.append(gateway_s[-1] - (_backend_seconds(ROUTE) - before))
                 print(f"{i + 1}/{requests}: direct {direct_s[-1] * 1e3:.0f} ms, gateway {gateway_s[-1] * 1e3:.0f} ms", flush=True)
             await sampling.close()
     finally:
@@ -115,7 +121,7 @@ async def run_tinker_sampling_bench(tinker_url: str, model: str, requests: int =
         server=tinker_url, model=model, prompt_tokens=prompt.length, max_tokens=max_tokens, direct=d, gateway=g,
         paired_difference_ms=g.median_ms - d.median_ms, gateway_internal_ms=internal_ms,
         overhead_fraction=internal_ms / d.median_ms, load_average=[round(x, 2) for x in os.getloadavg()],
-        meets_target=internal_ms / d.median_ms <= TARGET_OVERHEAD,
+        meets_target=internal_ms / d.median_ms <= TARGET_OVERHEAD, direct_s=direct_s, gateway_s=gateway_s,
     )
     print(f"server: {tinker_url} ({model}); prompt {prompt.length} tokens, max_tokens {max_tokens}; "
           f"load average now {result.load_average}")
