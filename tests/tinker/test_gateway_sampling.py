@@ -178,11 +178,12 @@ async def test_a_tinker_run_samples_every_rollout_through_the_gateway_offline(jo
     assert (await env.pool_stats()).active_sessions == 0
 
 
-def test_gateway_sampling_is_refused_with_the_cookbooks_async_mode():
+def test_gateway_sampling_is_the_default_and_refused_with_the_cookbooks_async_mode():
     from halo.trainers.tinker_train import sampling_mode_for
 
-    assert sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"])) == "direct"
-    assert sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"], extra={"tinker_sampling": "gateway"})) == "gateway"
+    assert sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"])) == "gateway"
+    assert sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"], extra={"tinker_sampling": "direct"})) == "direct"
+    assert sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"], extra={"max_staleness": 2})) == "direct"
     with pytest.raises(ValueError, match="synchronous only"):
         sampling_mode_for(RunSpec(backend="tinker", task_ids=["x"], extra={"tinker_sampling": "gateway", "max_staleness": 1}))
     with pytest.raises(ValueError, match="direct, gateway"):

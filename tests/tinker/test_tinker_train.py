@@ -125,7 +125,8 @@ async def test_a_tinker_run_trains_checkpoints_stops_and_resumes_offline(jobs_fa
     jobs = jobs_factory()
     spec = RunSpec(
         name="tinker-offline", backend="tinker", task_ids=["playground-signup"], total_steps=3, group_size=4,
-        max_steps=2, max_tokens=64, checkpoint_every=1, extra={"tokenizer": tiny_dir, "num_groups_to_log": 0},
+        max_steps=2, max_tokens=64, checkpoint_every=1,
+        extra={"tokenizer": tiny_dir, "num_groups_to_log": 0, "tinker_sampling": "direct"},
     )
     record = await jobs.start_run(spec)
     async for event in jobs.watch(record.run_id):

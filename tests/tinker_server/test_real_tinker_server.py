@@ -121,7 +121,7 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
         "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
         "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
-        "--name", "tinker-real-server",
+        "--name", "tinker-real-server", "--tinker-sampling", "direct",
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0}),
     ]
     from tests.tinker_server.conftest import API_KEY

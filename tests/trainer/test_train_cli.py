@@ -92,7 +92,8 @@ def test_tinker_sampling_reaches_the_spec_and_the_local_gateway_routes_the_runs_
     assert (route.backend, route.base_model, route.tinker.service_url, route.tinker.tokenizer) == (
         "tinker", "/models/tiny", "http://127.0.0.1:8123", "/models/tiny")
     assert route.tinker.renderer == "qwen3_vl_instruct" and route.timeout_s == 180   # the YAML's other settings stay
-    direct = RunSpec(backend="tinker", model="/models/tiny")
+    assert gateway_routes(RunSpec(backend="tinker")) == ["embedded", "qwen3vl-tinker"]   # gateway: the default
+    direct = RunSpec(backend="tinker", model="/models/tiny", extra={"tinker_sampling": "direct"})
     assert gateway_routes(direct) == ["embedded"] and local_gateway_config(direct) is None
 
     assert main(["train", "--backend", "tinker", "--tinker-sampling", "gateway", "--max-staleness", "1"]) == 2

@@ -65,7 +65,7 @@ def _summary(rows: list[dict[str, float]]) -> None:
 
 def tinker_route(spec: RunSpec) -> str:
     """The gateway's Tinker route a run samples through ("" when it samples no Tinker route):
-    MCTS on Tinker always, GRPO on Tinker with --tinker-sampling gateway."""
+    MCTS on Tinker always, GRPO on Tinker unless --tinker-sampling direct."""
     if spec.backend != "tinker":
         return ""
     if spec.kind == "mcts":
@@ -348,9 +348,10 @@ def add_parser(sub) -> None:
     train.add_argument("--gateway", default="", metavar="TARGET",
                        help="use this policy gateway (host:port) instead of starting one here")
     train.add_argument("--tinker-sampling", default="", choices=["", "direct", "gateway"],
-                       help="--backend tinker: sample the rollouts with the Tinker SDK's SamplingClient (direct, the "
-                            "default: see the README's measurement) or through the policy gateway's Sample on its "
-                            "tinker route (gateway: the gateway's limits, retries, metrics and raw text for every sample)")
+                       help="--backend tinker: sample the rollouts through the policy gateway's Sample on its tinker "
+                            "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
+                            "README: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
+                            "with --max-staleness)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

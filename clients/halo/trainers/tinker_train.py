@@ -21,11 +21,11 @@ RunSpec -> Config:
         tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
         route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline)
 
-Sampling. `direct` (the default, see the README's measurement): the cookbook samples with the
-SDK's SamplingClient. `gateway`: every rollout sample goes through the policy gateway's `Sample`
-on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
+Sampling. `gateway` (the default, see the README's measurement; `direct` with --max-staleness):
+every rollout sample goes through the policy gateway's `Sample` on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
 path (`tinker_gateway.py`); each step then also reports `sample/calls`, `sample/tokens` and
-`sample/mean_s` (wall time per sample, as the trainer saw it).
+`sample/mean_s` (wall time per sample, as the trainer saw it). `direct`: the cookbook samples with
+the SDK's SamplingClient itself.
 
 Progress and checkpoints. The cookbook owns its loop, so steps are reported from the one hook it
 offers between iterations: the dataset's `get_batch(i)`, called once iteration i-1 is complete
@@ -79,7 +79,7 @@ TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
 RECIPE_NAME = "halo_browser_grpo"
 DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
 SAMPLING_MODES = ("direct", "gateway")
-DEFAULT_SAMPLING = "direct"                 # chosen by measurement: README, "Tinker rollouts through the gateway"
+DEFAULT_SAMPLING = "gateway"                # chosen by measurement: README, "Tinker rollouts through the gateway"
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 
@@ -123,11 +123,13 @@ def renderer_for_spec(spec: RunSpec) -> Any:
 
 
 def sampling_mode_for(spec: RunSpec) -> str:
-    """extra.tinker_sampling: `direct` (the SDK's SamplingClient) or `gateway` (the gateway's Sample)."""
-    mode = str(spec.extra.get("tinker_sampling", DEFAULT_SAMPLING))
+    """extra.tinker_sampling: `gateway` (the gateway's Sample; the default) or `direct` (the SDK's
+    SamplingClient; the default with --max-staleness, which gateway sampling does not support)."""
+    asynchronous = bool(AsyncSettings.from_extra(spec.extra).max_staleness)
+    mode = str(spec.extra.get("tinker_sampling", "") or ("direct" if asynchronous else DEFAULT_SAMPLING))
     if mode not in SAMPLING_MODES:
         raise ValueError(f"--tinker-sampling must be one of {', '.join(SAMPLING_MODES)}, got {mode!r}")
-    if mode == "gateway" and AsyncSettings.from_extra(spec.extra).max_staleness:
+    if mode == "gateway" and asynchronous:
         raise ValueError("--tinker-sampling gateway is synchronous only: the cookbook's async mode (--max-staleness) "
                          "creates its first sampler outside the checkpoint hook the gateway path wraps; use direct")
     return mode
