@@ -143,14 +143,16 @@ class GatewaySampling:
         task = self._loads.get(name)
         if task is None:
             task = self._loads[name] = asyncio.ensure_future(self.gateway.load_adapter(self.route, name, path=path))
-            task.add_done_callback(lambda t: self._loads.pop(name, None) if t.exception() else None)
-            await task
+            # a failed load is forgotten (the next sample tries again); a waiter's cancellation never cancels it
+            task.add_done_callback(lambda t: self._loads.pop(name, None) if t.cancelled() or t.exception() else None)
+            await asyncio.shield(task)
             self._loaded.append(name)
             for old in self._loaded[:-KEEP_LOADED]:
                 self._loaded.remove(old)
+                self._loads.pop(old, None)
                 await self.gateway.unload_adapter(self.route, old)
         else:
-            await task
+            await asyncio.shield(task)
 
     async def close(self) -> None:
         for name in self._loaded:
