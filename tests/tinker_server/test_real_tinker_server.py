@@ -237,7 +237,7 @@ async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(ti
         await running.stop(grace=1.0)
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"halo train failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
-    assert "sampling through gateway route 'tinker-rollouts'" in output
+    assert "sampling through gateway route 'tinker-rollouts'" in " ".join(output.split())   # (the console wraps lines)
 
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
