@@ -80,7 +80,7 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
 
     seen: list[RunSpec] = []
 
-    async def fake_train_local(spec, runs_dir, resume="", env_target=""):
+    async def fake_train_local(spec, runs_dir, resume="", env_target="", gateway_target=""):
         seen.append(spec)
         return 0
 

@@ -32,7 +32,7 @@ async def test_one_live_tinker_grpo_step(stack, tmp_path: Path):
     from halo.trainer.store import RunState
     from halo.cli.registry import resolve_trainer
 
-    extra = {"num_groups_to_log": 0}
+    extra = {"num_groups_to_log": 0, "tinker_sampling": "direct"}   # no gateway here: one live step of the SDK path
     if os.environ.get("HALO_TINKER_TOKENIZER"):
         extra["tokenizer"] = os.environ["HALO_TINKER_TOKENIZER"]
     jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer, auto_resume=False)

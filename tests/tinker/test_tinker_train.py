@@ -103,21 +103,6 @@ def test_resume_cuts_the_cookbook_checkpoints_back_to_the_hosts_step(tmp_path: P
     assert not (log / "checkpoints.jsonl").exists()
 
 
-@pytest.fixture
-def jobs_factory(tmp_path, stack):
-    from halo.trainer.jobs import JobManager
-    from halo.cli.registry import resolve_trainer
-
-    managers = []
-
-    def make():
-        manager = JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer, auto_resume=False)
-        managers.append(manager)
-        return manager
-
-    return make
-
-
 async def test_without_an_api_key_the_run_fails_with_a_clear_message(jobs_factory, monkeypatch):
     from halo.trainer.store import RunState
 
@@ -140,7 +125,8 @@ async def test_a_tinker_run_trains_checkpoints_stops_and_resumes_offline(jobs_fa
     jobs = jobs_factory()
     spec = RunSpec(
         name="tinker-offline", backend="tinker", task_ids=["playground-signup"], total_steps=3, group_size=4,
-        max_steps=2, max_tokens=64, checkpoint_every=1, extra={"tokenizer": tiny_dir, "num_groups_to_log": 0},
+        max_steps=2, max_tokens=64, checkpoint_every=1,
+        extra={"tokenizer": tiny_dir, "num_groups_to_log": 0, "tinker_sampling": "direct"},
     )
     record = await jobs.start_run(spec)
     async for event in jobs.watch(record.run_id):

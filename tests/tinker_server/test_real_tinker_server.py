@@ -4,8 +4,9 @@ SkyRL 0.3.0's server on a tiny text Qwen3 (conftest.py), through the proto wire 
 Covered: the SDK's own calls (forward, forward_backward + optim_step that move the weights,
 save_weights_for_sampler to a tinker:// path, sampling those weights with token logprobs), the
 adapter's fail-fast refusal of image chunks, a short `halo train --backend tinker --observation
-text` on a replica task (tinker-cookbook's loop, checkpoints with tinker:// paths), and sampling
-the trained weights through the policy gateway's tinker route.
+text` on a replica task (tinker-cookbook's loop, checkpoints with tinker:// paths), sampling
+the trained weights through the policy gateway's tinker route, and the same run with its rollouts
+sampled through the gateway (`--tinker-sampling gateway`).
 Not covered here (SkyRL 0.3.0 lacks them; the offline tests in tests/tinker cover HALO's side):
 resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only).
 Opt-in: `make test-tinker-server` (see conftest.py and the README).
@@ -120,7 +121,7 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
         "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
         "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
-        "--name", "tinker-real-server",
+        "--name", "tinker-real-server", "--tinker-sampling", "direct",
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0}),
     ]
     from tests.tinker_server.conftest import API_KEY
@@ -186,3 +187,65 @@ async def test_the_gateway_samples_the_trained_weights_through_its_tinker_route(
     finally:
         await running.stop(grace=1.0)
 
+
+
+# 900 s for the run: at load average 44 (other CI jobs) SkyRL took 52 s to create the LoRA and ~60 s
+# to JIT-compile each of sampling and training a 3K-token sequence; 420 s failed there
+@pytest.mark.timeout(1500)
+async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(tinker_server, tmp_path):
+    """`--tinker-sampling gateway` against the real server: a gateway started here (its tinker
+    route at the SkyRL server), `halo train --gateway` pointed at it. Every sample the episodes
+    took went through that gateway's Sample (its counters, the decoded raw text's parse outcome)
+    from the run's per-iteration sampler weights (LoadAdapter with their tinker:// paths)."""
+    import asyncio
+
+    from halo.policy import metrics
+    from halo.policy.config import GatewayConfig, GatewaySettings, RouteConfig
+    from halo.policy.server import build_service
+    from halo.runtime.server import start_service
+    from tests.tinker_server.conftest import API_KEY
+
+    route = RouteConfig(name="tinker-rollouts", backend="tinker", base_model=tinker_server.model, api_key=API_KEY,
+                        max_tokens=24, timeout_s=300, retries=1,
+                        tinker={"tokenizer": tinker_server.model, "service_url": tinker_server.url})
+    settings = GatewaySettings(port=0, metrics_port=-1)
+    running = await start_service(build_service(settings, config=GatewayConfig(routes=[route])), settings)
+
+    def counted() -> tuple[float, float, float]:
+        candidates = sum(metrics.CANDIDATES.labels(route.name, v)._value.get() for v in ("true", "false"))
+        return (metrics.REQUESTS.labels(route.name, "Sample", "ok")._value.get(), candidates,
+                metrics.ADAPTER_LOADS.labels(route.name)._value.get())
+
+    before = counted()
+    runs = tmp_path / "runs"
+    command = halo_cli() + [
+        "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
+        "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
+        "--name", "tinker-gateway-sampling", "--tinker-sampling", "gateway", "--gateway", running.target,
+        "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0,
+                               "route": route.name}),
+    ]
+    try:
+        env = dict(os.environ, TINKER_API_KEY=API_KEY)
+        try:   # in a thread: this test's event loop serves the gateway meanwhile
+            done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=900, env=env)
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"halo train did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
+        after = counted()
+    finally:
+        await running.stop(grace=1.0)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"halo train failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
+    assert "sampling through gateway route 'tinker-rollouts'" in " ".join(output.split())   # (the console wraps lines)
+
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    assert [r["step"] for r in rows] == [1, 2]
+    samples = sum(r["sample/calls"] for r in rows)
+    turns = sum(r["episodes"] * r["episode_length"] for r in rows)   # the episodes' steps: one sample each
+    assert all(r["env_failures"] == 0 for r in rows) and samples == pytest.approx(turns) and samples >= 4
+    assert all(r["sample/mean_s"] > 0 and r["sample/tokens"] > 0 for r in rows)
+    requests, candidates, loads = (a - b for a, b in zip(after, before, strict=True))
+    assert requests == samples and candidates == samples   # every sample went through Sample, its text parsed there
+    assert loads == 2   # each iteration's sampler weights, by their tinker:// path

@@ -13,7 +13,7 @@ def submitted(monkeypatch) -> list[RunSpec]:
 
     seen: list[RunSpec] = []
 
-    async def fake_train_local(spec, runs_dir, resume="", env_target=""):
+    async def fake_train_local(spec, runs_dir, resume="", env_target="", gateway_target=""):
         seen.append(spec)
         return 0
 
@@ -78,3 +78,25 @@ def test_observation_text_reaches_every_backend_as_extra_screenshots(submitted):
     assert embedded.extra["screenshots"] is False and tinker_text.extra["screenshots"] is False
     assert (tinker_text.max_tokens, tinker_text.lora_rank) == (24, 8)
     assert "screenshots" not in tinker_full.extra and (tinker_full.max_tokens, tinker_full.lora_rank) == (300, 32)
+
+
+def test_tinker_sampling_reaches_the_spec_and_the_local_gateway_routes_the_runs_model(submitted, capsys):
+    from halo.cli.main import main
+    from halo.cli.train import gateway_routes, local_gateway_config
+
+    assert main(["train", "--backend", "tinker", "--model", "/models/tiny", "--tinker-sampling", "gateway",
+                 "--extra", '{"tinker_base_url": "http://127.0.0.1:8123", "tokenizer": "/models/tiny"}']) == 0
+    (spec,) = submitted
+    assert spec.extra["tinker_sampling"] == "gateway"
+    assert gateway_routes(spec) == ["embedded", "qwen3vl-tinker"]
+    (route,) = [r for r in local_gateway_config(spec).routes if r.name == "qwen3vl-tinker"]
+    assert (route.backend, route.base_model, route.tinker.service_url, route.tinker.tokenizer) == (
+        "tinker", "/models/tiny", "http://127.0.0.1:8123", "/models/tiny")
+    assert route.tinker.renderer == "qwen3_vl_instruct" and route.timeout_s == 180   # the YAML's other settings stay
+    assert gateway_routes(RunSpec(backend="tinker")) == ["embedded", "qwen3vl-tinker"]   # gateway: the default
+    direct = RunSpec(backend="tinker", model="/models/tiny", extra={"tinker_sampling": "direct"})
+    assert gateway_routes(direct) == ["embedded"] and local_gateway_config(direct) is None
+
+    assert main(["train", "--backend", "tinker", "--tinker-sampling", "gateway", "--max-staleness", "1"]) == 2
+    assert "synchronous only" in capsys.readouterr().err
+    assert len(submitted) == 1

@@ -1,4 +1,4 @@
-"""`halo bench env | gateway | leak | rollout | train | clicks`: the benchmarks (their code is in halo.cli.benches).
+"""`halo bench env | gateway | tinker-sampling | leak | rollout | train | clicks`: the benchmarks (their code is in halo.cli.benches).
 
 Each bench is imported only when it runs: they start services and browsers and load models.
 """
@@ -37,6 +37,15 @@ def _gateway(args: argparse.Namespace) -> int:
     from halo.cli.benches.gateway import run_gateway_bench
 
     return asyncio.run(run_gateway_bench(args.requests, args.max_tokens, args.base_url, args.served_model, args.json))
+
+
+def _tinker_sampling(args: argparse.Namespace) -> int:
+    from halo.cli.benches.tinker_sampling import run_tinker_sampling_bench
+
+    if min(args.requests, args.max_tokens, args.elements) < 1 or args.warmup < 0:
+        args.parser.error("--requests, --max-tokens and --elements must be at least 1, --warmup at least 0")
+    return asyncio.run(run_tinker_sampling_bench(args.tinker_url, args.model, args.requests, args.max_tokens, args.elements,
+                                                 args.warmup, args.json))
 
 
 def _leak(args: argparse.Namespace) -> int:
@@ -106,6 +115,15 @@ def add_parser(sub) -> None:
     bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
     bg.add_argument("--served-model", default="", help="model name on --base-url")
     bg.add_argument("--json", default="", help="also write the results to this JSON file")
+    bs = bench_sub.add_parser("tinker-sampling", help="a Tinker run's rollout samples through the gateway vs the SDK's own "
+                                                      "SamplingClient, per sample, against a Tinker-API server")
+    bs.add_argument("--tinker-url", required=True, help="the Tinker-API server (e.g. a local SkyRL server, see the README)")
+    bs.add_argument("--model", required=True, help="its base model (for a local server: the model folder, also the tokenizer)")
+    bs.add_argument("--requests", type=int, default=20, help="samples per path (after the warm-up)")
+    bs.add_argument("--max-tokens", type=int, default=24, help="completion tokens per sample")
+    bs.add_argument("--elements", type=int, default=200, help="AXTree rows of the text observation (prompt size)")
+    bs.add_argument("--warmup", type=int, default=3, help="untimed samples per path first")
+    bs.add_argument("--json", default="", help="also write the results to this JSON file")
     bl = bench_sub.add_parser("leak", help="many create/step/close cycles: memory growth and orphans (pages, processes, sessions)")
     bl.add_argument("--cycles", type=int, default=1000, help="measured cycles (after the warm-up)")
     bl.add_argument("--concurrency", type=int, default=4, help="sessions open at a time (= the pool size)")
@@ -138,5 +156,6 @@ def add_parser(sub) -> None:
     bc.add_argument("--pages", type=int, default=4, help="pages clicking at once (one Chromium)")
     bc.add_argument("--options", type=int, default=20, help="options in the select")
     bc.add_argument("--json", default="", help="also write the results to this JSON file")
-    for parser, run in ((be, _env), (bg, _gateway), (bl, _leak), (br, _rollout), (bt, _train), (bc, _clicks)):
+    for parser, run in ((be, _env), (bg, _gateway), (bs, _tinker_sampling), (bl, _leak), (br, _rollout), (bt, _train),
+                        (bc, _clicks)):
         parser.set_defaults(run=run, parser=parser)

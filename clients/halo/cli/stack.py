@@ -21,6 +21,7 @@ class LocalStack:
     reward_overrides: dict[str, Any] = field(default_factory=dict)   # RewardSettings fields
     with_gateway: bool = False                     # also start the policy gateway (stack.gateway_target)
     gateway_overrides: dict[str, Any] = field(default_factory=lambda: {"only_routes": ["embedded"]})
+    gateway_config: Any = None                     # a GatewayConfig instead of the YAML's route table
     sites: BackgroundSitesServer | None = None
     env: RunningService | None = None
     reward: RunningService | None = None
@@ -57,7 +58,7 @@ class LocalStack:
         from halo.policy.server import build_service as build_gateway
 
         settings = GatewaySettings(**{"port": 0, "metrics_port": 0, **self.gateway_overrides})
-        self.gateway = await start_service(build_gateway(settings), settings)
+        self.gateway = await start_service(build_gateway(settings, config=self.gateway_config), settings)
 
     @property
     def gateway_target(self) -> str:

@@ -63,17 +63,52 @@ def _summary(rows: list[dict[str, float]]) -> None:
         console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
 
 
-def gateway_routes(spec: RunSpec) -> list[str]:
-    """The gateway routes a local run needs: the embedded policy, plus the Tinker route that
-    MCTS on Tinker searches with (configs/gateway.yaml; it refuses calls without TINKER_API_KEY)."""
-    if spec.kind == "mcts" and spec.backend == "tinker":
+def tinker_route(spec: RunSpec) -> str:
+    """The gateway's Tinker route a run samples through ("" when it samples no Tinker route):
+    MCTS on Tinker always, GRPO on Tinker unless --tinker-sampling direct."""
+    if spec.backend != "tinker":
+        return ""
+    if spec.kind == "mcts":
         from halo.trainers.mcts.tinker import route_for
 
-        return list(dict.fromkeys(["embedded", route_for(spec)]))
-    return ["embedded"]
+        return route_for(spec)
+    from halo.trainers.tinker_train import sampling_mode_for, tinker_route_for
+
+    return tinker_route_for(spec) if sampling_mode_for(spec) == "gateway" else ""
 
 
-async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "") -> int:
+def gateway_routes(spec: RunSpec) -> list[str]:
+    """The gateway routes a local run needs: the embedded policy, plus the Tinker route it samples
+    through (configs/gateway.yaml; it refuses calls without TINKER_API_KEY)."""
+    route = tinker_route(spec)
+    return list(dict.fromkeys(["embedded", route])) if route else ["embedded"]
+
+
+def local_gateway_config(spec: RunSpec):
+    """configs/gateway.yaml with the run's Tinker route pointed at the run's own model and Tinker
+    service (its model, extra.tinker_base_url, extra.tokenizer / image_processor / renderer), so
+    that the local gateway samples the model the run trains. None: the YAML as it is."""
+    route_name = tinker_route(spec)
+    if not route_name:
+        return None
+    from halo.policy.config import DEFAULT_CONFIG_PATH, RouteConfig, load_gateway_config
+    from halo.trainers.tinker_train import base_url_for, model_name_for
+
+    config = load_gateway_config(DEFAULT_CONFIG_PATH)
+    extra = spec.extra
+    found = [r for r in config.routes if r.name == route_name and r.backend == "tinker"]
+    route = found[0] if found else RouteConfig(name=route_name, backend="tinker", base_model=model_name_for(spec),
+                                               api_key_env="TINKER_API_KEY")
+    options = route.tinker.model_copy(update={
+        k: v for k, v in {"service_url": base_url_for(spec) or "", "tokenizer": str(extra.get("tokenizer", "")),
+                          "image_processor": str(extra.get("image_processor", "")),
+                          "renderer": str(extra.get("renderer", ""))}.items() if v})
+    route = route.model_copy(update={"base_model": model_name_for(spec), "tinker": options})
+    routes = [r for r in config.routes if r.name != route_name] + [route]
+    return config.model_copy(update={"routes": routes})
+
+
+async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "", gateway_target: str = "") -> int:
     from halo.cli.stack import LocalStack
     from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
@@ -82,16 +117,19 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
     from halo.cli.registry import resolve_trainer
 
     configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
-    starting = "reward and gateway services" if env_target else "sites, env, reward and gateway services (Chromium)"
-    with console.status(f"starting {starting}…"):
+    starting = ("reward" if env_target else "sites, env, reward") + (" service" if gateway_target else " and gateway services")
+    with console.status(f"starting {starting}{'' if env_target else ' (Chromium)'}…"):
         stack = await LocalStack(
             env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60}, with_env=not env_target,
-            with_reward=True, with_gateway=True, gateway_overrides={"only_routes": gateway_routes(spec)},
+            with_reward=True, with_gateway=not gateway_target, gateway_overrides={"only_routes": gateway_routes(spec)},
+            gateway_config=local_gateway_config(spec),
         ).__aenter__()
     try:
-        if env_target:
-            console.print(f"env: {env_target}")
-        targets = ServiceTargets(env=env_target or stack.env_target, reward=stack.reward_target, gateway=stack.gateway_target)
+        for name, target in (("env", env_target), ("gateway", gateway_target)):
+            if target:
+                console.print(f"{name}: {target}")
+        targets = ServiceTargets(env=env_target or stack.env_target, reward=stack.reward_target,
+                                 gateway=gateway_target or stack.gateway_target)
         jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
         record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
         console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
@@ -221,6 +259,8 @@ def run(args: argparse.Namespace) -> int:
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
     spec.extra |= suite_defaults.get("extra", {})
+    if args.tinker_sampling:
+        spec.extra["tinker_sampling"] = args.tinker_sampling
     if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
         spec.extra["screenshots"] = False
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
@@ -235,6 +275,17 @@ def run(args: argparse.Namespace) -> int:
         print("halo train: --env is for a local run; a trainer service uses its own env target "
               "(HALO_TRAINER_ENV_TARGET)", file=sys.stderr)
         return 2
+    if args.gateway and args.submit:
+        print("halo train: --gateway is for a local run; a trainer service uses its own gateway target", file=sys.stderr)
+        return 2
+    if spec.backend == "tinker" and spec.kind == "grpo":
+        from halo.trainers.tinker_train import sampling_mode_for
+
+        try:
+            sampling_mode_for(spec)
+        except ValueError as exc:
+            print(f"halo train: {exc}", file=sys.stderr)
+            return 2
     if args.env:
         from halo.client.fleet import fleet_members, is_fleet_target
 
@@ -247,7 +298,8 @@ def run(args: argparse.Namespace) -> int:
     if args.submit:
         return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
                                         reconnect_s=args.reconnect_s))
-    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env))
+    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env,
+                                   gateway_target=args.gateway))
 
 def add_parser(sub) -> None:
     train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
@@ -293,6 +345,13 @@ def add_parser(sub) -> None:
     train.add_argument("--env", default="", metavar="TARGET",
                        help="use this env service instead of starting one here: host:port, or a fleet of replicas "
                             "(host:port,host:port or fleet://name:port, re-resolved every 5 s)")
+    train.add_argument("--gateway", default="", metavar="TARGET",
+                       help="use this policy gateway (host:port) instead of starting one here")
+    train.add_argument("--tinker-sampling", default="", choices=["", "direct", "gateway"],
+                       help="--backend tinker: sample the rollouts through the policy gateway's Sample on its tinker "
+                            "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
+                            "README: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
+                            "with --max-staleness)")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

@@ -17,7 +17,15 @@ RunSpec -> Config:
         group kept after env failures), env_retries, eval_every + eval_seeds, tinker_base_url,
         wandb_project, tokenizer / image_processor (local folders), history_steps, screenshots
         (False: text-only, `halo train --observation text`),
-        max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef
+        max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef,
+        tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
+        route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline)
+
+Sampling. `gateway` (the default, see the README's measurement; `direct` with --max-staleness):
+every rollout sample goes through the policy gateway's `Sample` on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
+path (`tinker_gateway.py`); each step then also reports `sample/calls`, `sample/tokens` and
+`sample/mean_s` (wall time per sample, as the trainer saw it). `direct`: the cookbook samples with
+the SDK's SamplingClient itself.
 
 Progress and checkpoints. The cookbook owns its loop; a step is reported once it is trained: the
 cookbook logs each trained iteration's metrics row after saving its checkpoint, and the run's
@@ -71,10 +79,14 @@ from halo.trainers.tinker_env import (
     env_failure_strategy,
 )
 from halo.trainers.tinker_env import load_renderer
+from halo.trainers import tinker_gateway
 
 TINKER_API_KEY_ENV = "TINKER_API_KEY"
 TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
 RECIPE_NAME = "halo_browser_grpo"
+DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
+SAMPLING_MODES = ("direct", "gateway")
+DEFAULT_SAMPLING = "gateway"                # chosen by measurement: README, "Tinker rollouts through the gateway"
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 
@@ -111,6 +123,24 @@ def renderer_for_spec(spec: RunSpec) -> Any:
     tokenizer = str(spec.extra.get("tokenizer", "")) or model
     image_processor = str(spec.extra.get("image_processor", "")) or tokenizer
     return load_renderer(str(spec.extra.get("renderer", DEFAULT_RENDERER)), tokenizer, image_processor, model)
+
+
+def sampling_mode_for(spec: RunSpec) -> str:
+    """extra.tinker_sampling: `gateway` (the gateway's Sample; the default) or `direct` (the SDK's
+    SamplingClient; the default with --max-staleness, which gateway sampling does not support)."""
+    asynchronous = bool(AsyncSettings.from_extra(spec.extra).max_staleness)
+    mode = str(spec.extra.get("tinker_sampling", "") or ("direct" if asynchronous else DEFAULT_SAMPLING))
+    if mode not in SAMPLING_MODES:
+        raise ValueError(f"--tinker-sampling must be one of {', '.join(SAMPLING_MODES)}, got {mode!r}")
+    if mode == "gateway" and asynchronous:
+        raise ValueError("--tinker-sampling gateway is synchronous only: the cookbook's async mode (--max-staleness) "
+                         "creates its first sampler outside the checkpoint hook the gateway path wraps; use direct")
+    return mode
+
+
+def tinker_route_for(spec: RunSpec) -> str:
+    """The gateway route that samples a Tinker run (extra.route, default qwen3vl-tinker)."""
+    return str(spec.extra.get("route", "")) or DEFAULT_TINKER_ROUTE
 
 
 def loss_fn_config_for(spec: RunSpec) -> dict[str, float] | None:
@@ -269,8 +299,10 @@ class StepReporter:
     each episode counted once. The cookbook's own `env/all/...` metrics are those of the trained groups.
     """
 
-    def __init__(self, ctx: RunContext, log_path: Path, model_name: str, max_staleness: int = 0) -> None:
+    def __init__(self, ctx: RunContext, log_path: Path, model_name: str, max_staleness: int = 0,
+                 sample_metrics: Any = None) -> None:
         self.ctx, self.log_path, self.model_name, self.max_staleness = ctx, log_path, model_name, max_staleness
+        self.sample_metrics = sample_metrics   # () -> the sampling metrics since the last call (gateway mode)
         self.reported = ctx.start_step
         self.last_step = ctx.spec.total_steps
         self.queue: asyncio.Queue[tuple[int, dict[str, float]] | None] = asyncio.Queue()   # None: no more steps
@@ -313,6 +345,8 @@ class StepReporter:
         self._ended_groups.clear()   # in place: the dataset holds its append
         if self.max_staleness:
             row |= cookbook_async_metrics(row, trained, self.max_staleness)
+        if self.sample_metrics is not None:   # the samples since the last trained step are this step's
+            row |= self.sample_metrics()
         if trained >= self.last_step:
             self.final = (trained, row)
             return
@@ -400,6 +434,19 @@ class HookedDatasetBuilder(HaloBrowserDatasetBuilder):
         return train, test
 
 
+def _gateway_sampling(ctx: RunContext) -> "tinker_gateway.GatewaySampling":
+    """The run's gateway client and sampling state (gateway mode)."""
+    services, spec = ctx.services, ctx.spec
+    if not services.gateway:
+        raise FailedPrecondition("--tinker-sampling gateway: the run has no policy gateway target")
+    from halo.client.policy import PolicyClient
+
+    # each Sample's deadline: the route's own retries fit inside it (its timeout_s is 180 s by default)
+    client = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
+                          timeout_s=float(spec.extra.get("sample_timeout_s", 600.0)))
+    return tinker_gateway.GatewaySampling(client, tinker_route_for(spec), ctx.run_id)
+
+
 async def train_tinker(ctx: RunContext) -> None:
     """Run (or resume) a Tinker GRPO run with tinker-cookbook's RL loop."""
     from tinker_cookbook import tokenizer_utils
@@ -407,6 +454,7 @@ async def train_tinker(ctx: RunContext) -> None:
 
     spec = ctx.spec
     require_api_key()
+    mode = sampling_mode_for(spec)
     if ctx.start_step >= spec.total_steps:
         return
     log_path = ctx.run_dir / "tinker"
@@ -416,7 +464,8 @@ async def train_tinker(ctx: RunContext) -> None:
     hook_key = _log_key(log_path)
     config = build_config(spec, ctx.services, log_path, run_id=ctx.run_id, hook_key=hook_key)
     max_staleness = config.async_config.max_steps_off_policy if config.async_config is not None else 0
-    reporter = StepReporter(ctx, log_path, model, max_staleness)
+    sampling = _gateway_sampling(ctx) if mode == "gateway" else None
+    reporter = StepReporter(ctx, log_path, model, max_staleness, sampling.times.take if sampling is not None else None)
     registered = False
     local_tokenizer = str(spec.extra.get("tokenizer", ""))
     # (not when the model itself is that folder, as on a local Tinker-API server: the entry would call itself)
@@ -429,9 +478,14 @@ async def train_tinker(ctx: RunContext) -> None:
     tap_cookbook_loggers()
     _REPORTERS[hook_key] = reporter
     consumer = asyncio.get_running_loop().create_task(reporter.consume())
-    mode = f", asynchronous (max {max_staleness} steps off policy)" if max_staleness else ""
-    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}{mode}, log {log_path}")
+    async_note = f", asynchronous (max {max_staleness} steps off policy)" if max_staleness else ""
+    ctx.log(f"tinker: {model}, {spec.loss_fn}, LoRA rank {spec.lora_rank}, lr {spec.learning_rate:g}{async_note}, log {log_path}"
+            + (f", sampling through gateway route {sampling.route!r}" if sampling is not None else ", sampling direct (SDK)"))
+    active = tinker_gateway.activate(sampling) if sampling is not None else None
+    # the task copies the context here: the cookbook's loop (and the tasks it starts) see this run's sampling
     main = reporter.training = asyncio.get_running_loop().create_task(rl_train.main(config))
+    if active is not None:
+        tinker_gateway.deactivate(active)
     try:
         done, _ = await asyncio.wait({main, consumer}, return_when=asyncio.FIRST_COMPLETED)
         if consumer in done and not main.done():  # reporting failed: stop training, surface the error
@@ -463,5 +517,8 @@ async def train_tinker(ctx: RunContext) -> None:
         reporter.queue.put_nowait(None)
         await asyncio.shield(consumer)
         _REPORTERS.pop(hook_key, None)
+        if sampling is not None:
+            await sampling.close()
+            await sampling.gateway.close()
         if registered:
             tokenizer_utils._CUSTOM_TOKENIZER_REGISTRY.pop(model, None)

@@ -81,7 +81,7 @@ class PolicyInput(_message.Message):
     def __init__(self, goal: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., history: _Optional[_Iterable[_Union[HistoryStep, _Mapping]]] = ...) -> None: ...
 
 class SampleRequest(_message.Message):
-    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format", "prompt")
+    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format", "prompt", "tokens")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     ADAPTER_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -93,6 +93,7 @@ class SampleRequest(_message.Message):
     LOGPROBS_FIELD_NUMBER: _ClassVar[int]
     ACTION_FORMAT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
     model: str
     adapter: str
     input: PolicyInput
@@ -104,7 +105,30 @@ class SampleRequest(_message.Message):
     logprobs: bool
     action_format: ActionFormat
     prompt: PromptOptions
-    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ..., prompt: _Optional[_Union[PromptOptions, _Mapping]] = ...) -> None: ...
+    tokens: TokenPrompt
+    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ..., prompt: _Optional[_Union[PromptOptions, _Mapping]] = ..., tokens: _Optional[_Union[TokenPrompt, _Mapping]] = ...) -> None: ...
+
+class TokenPrompt(_message.Message):
+    __slots__ = ("chunks", "stop_token_ids", "stop")
+    CHUNKS_FIELD_NUMBER: _ClassVar[int]
+    STOP_TOKEN_IDS_FIELD_NUMBER: _ClassVar[int]
+    STOP_FIELD_NUMBER: _ClassVar[int]
+    chunks: _containers.RepeatedCompositeFieldContainer[PromptChunk]
+    stop_token_ids: _containers.RepeatedScalarFieldContainer[int]
+    stop: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, chunks: _Optional[_Iterable[_Union[PromptChunk, _Mapping]]] = ..., stop_token_ids: _Optional[_Iterable[int]] = ..., stop: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class PromptChunk(_message.Message):
+    __slots__ = ("tokens", "image", "image_format", "image_tokens")
+    TOKENS_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_FORMAT_FIELD_NUMBER: _ClassVar[int]
+    IMAGE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    tokens: _containers.RepeatedScalarFieldContainer[int]
+    image: bytes
+    image_format: str
+    image_tokens: int
+    def __init__(self, tokens: _Optional[_Iterable[int]] = ..., image: _Optional[bytes] = ..., image_format: _Optional[str] = ..., image_tokens: _Optional[int] = ...) -> None: ...
 
 class Candidate(_message.Message):
     __slots__ = ("text", "action", "valid", "parse_error", "repaired", "token_ids", "logprobs", "finish_reason", "parse_error_kind", "parsed_format")

@@ -10,6 +10,7 @@ validity, repairs and typed parse error travel with it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,7 +23,7 @@ from halo.agent.parse import ParseError, parse_action
 from halo.agent.prompt import PromptOptions, build_prompt
 from halo.policy import metrics
 from halo.policy.backends import build_backend
-from halo.policy.backends.base import Backend, SampleParams
+from halo.policy.backends.base import Backend, SampleParams, TokenPrompt
 from halo.policy.config import GatewayConfig, RouteConfig
 from halo.policy.critique import JudgeVerdict, critic_prompt, judge_prompt, parse_critique, parse_judge
 from halo.runtime.aio import acquire_within
@@ -60,6 +61,7 @@ class SampleCall:
     logprobs: bool = False
     action_format: ActionFormat | None = None
     prompt: PromptOverrides = PromptOverrides()
+    tokens: TokenPrompt | None = None   # a prompt the caller rendered itself: sampled as is, no prompt built
 
 
 @dataclass
@@ -227,6 +229,8 @@ class PolicyGateway:
             raise InvalidArgument(f"temperature must be >= 0 and top_p in (0, 1] (got {call.temperature}, {call.top_p})")
         if call.max_tokens > MAX_TOKENS:
             raise InvalidArgument(f"max_tokens must be <= {MAX_TOKENS}, got {call.max_tokens}")
+        if call.tokens is not None and call.tokens.length == 0:
+            raise InvalidArgument("tokens: the token prompt is empty")
 
     # ------------------------------------------------------------------------ rpcs
 
@@ -237,16 +241,21 @@ class PolicyGateway:
         adapter = route.resolve_adapter(call.adapter)
         fmt = call.action_format or route.config.format
         backend = route.backend
-        prompt = None if backend.chooses_actions else build_prompt(call.ctx, self._prompt_options(route, fmt, call.prompt))
         params = SampleParams(
             n=call.n, temperature=call.temperature, top_p=call.top_p, max_tokens=call.max_tokens or route.config.max_tokens,
             seed=call.seed, logprobs=call.logprobs,
         )
+        adapter_name = adapter.name if adapter else None
+        if call.tokens is not None:
+            run = functools.partial(backend.sample_tokens, call.tokens, params, adapter_name)
+        else:
+            prompt = None if backend.chooses_actions else build_prompt(call.ctx, self._prompt_options(route, fmt, call.prompt))
+            run = functools.partial(backend.sample, prompt, call.ctx, params, adapter_name)
         outcome = "ok"
         try:
             async with route.slot():
                 backend_started = time.perf_counter()
-                result = await backend.sample(prompt, call.ctx, params, adapter.name if adapter else None)
+                result = await run()
                 backend_seconds = time.perf_counter() - backend_started
         except HaloError as exc:
             outcome = type(exc).__name__

@@ -7,7 +7,7 @@ from google.protobuf.duration_pb2 import Duration
 from halo.agent.actions import ActionConversionError, action_from_proto, action_to_proto
 from halo.agent.context import context_from_proto
 from halo.agent.formats import ActionFormat
-from halo.policy.backends.base import Backend
+from halo.policy.backends.base import Backend, PromptChunk, TokenPrompt
 from halo.policy.config import GatewayConfig, GatewaySettings, load_gateway_config
 from halo.policy.gateway import PolicyGateway, PromptOverrides, SampleCall
 from halo.runtime.errors import InvalidArgument, translate_errors
@@ -29,6 +29,13 @@ def _context(msg: pb.PolicyInput, what: str = "input"):
         raise InvalidArgument(f"{what}.history holds a malformed action: {exc}") from None
 
 
+def _token_prompt(msg: pb.TokenPrompt) -> TokenPrompt:
+    return TokenPrompt(
+        chunks=tuple(PromptChunk(tuple(c.tokens), c.image, c.image_format, c.image_tokens) for c in msg.chunks),
+        stop_token_ids=tuple(msg.stop_token_ids), stop=tuple(msg.stop),
+    )
+
+
 def _action_format(value: int) -> ActionFormat | None:
     if value == pb.ACTION_FORMAT_UNSPECIFIED:
         return None
@@ -44,8 +51,8 @@ class GatewayServicer(rpc.PolicyGatewayServiceServicer):
 
     @translate_errors
     async def Sample(self, request, context):
-        if not request.HasField("input"):
-            raise InvalidArgument("input (goal + observation) is required")
+        if not request.HasField("input") and not request.HasField("tokens"):
+            raise InvalidArgument("input (goal + observation) or tokens (a rendered prompt) is required")
         call = SampleCall(
             model=request.model, ctx=_context(request.input), adapter=request.adapter, n=request.n or 1,
             temperature=request.temperature, top_p=request.top_p or 1.0, max_tokens=request.max_tokens,
@@ -54,6 +61,7 @@ class GatewayServicer(rpc.PolicyGatewayServiceServicer):
                 history_steps=request.prompt.history_steps, max_axtree_chars=request.prompt.max_axtree_chars,
                 skip_axtree=request.prompt.skip_axtree, skip_screenshot=request.prompt.skip_screenshot,
             ),
+            tokens=_token_prompt(request.tokens) if request.HasField("tokens") else None,
         )
         out = await self.gateway.sample(call)
         response = pb.SampleResponse(

@@ -68,8 +68,10 @@ from halo.trainers.mcts.learner import MCTSLearner, search_summary
 from halo.trainers.mcts.preferences import labeled_comparisons
 from halo.trainers.mcts.search import MODE, config_from_spec, search_metrics
 from halo.trainers.mcts.tree import MCTSConfig, SearchResult
+from halo.trainers.tinker_gateway import save_sampler_weights
 from halo.trainers.tinker_train import (
     CHECKPOINT_INFO,
+    DEFAULT_TINKER_ROUTE,
     model_name_for,
     renderer_for_spec,
     require_api_key,
@@ -79,7 +81,6 @@ from halo.trainers.tinker_train import (
 )
 
 RECIPE_NAME = "halo_browser_mcts"
-DEFAULT_ROUTE = "qwen3vl-tinker"          # configs/gateway.yaml's Tinker route
 ADAPTER_INFO = "adapter.json"
 
 
@@ -90,7 +91,7 @@ def route_for(spec: RunSpec) -> str:
         return str(spec.extra["route"])
     if spec.model and spec.model != "embedded" and "/" not in spec.model:
         return spec.model
-    return DEFAULT_ROUTE
+    return DEFAULT_TINKER_ROUTE
 
 
 def search_config_for(spec: RunSpec, run_id: str = ""):
@@ -174,11 +175,6 @@ async def dpo_step(training_client: Any, datums: list[Any], reference: list[Any]
 
 
 # ------------------------------------------------------------------------------ the trainer
-
-async def _sampler_path(training_client: Any, name: str, ttl_seconds: int | None) -> str:
-    future = await training_client.save_weights_for_sampler_async(name, ttl_seconds=ttl_seconds)
-    return (await future.result_async()).path
-
 
 def _read_checkpoint(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     info = json.loads((folder / CHECKPOINT_INFO).read_text())
@@ -279,7 +275,7 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
             training = await service.create_training_client_from_state_async(start_from, user_metadata=metadata)
         else:
             training = await service.create_lora_training_client_async(base_model=model, rank=spec.lora_rank, user_metadata=metadata)
-        reference_path = sampler_path = await _sampler_path(training, "reference", ttl)   # the run's initial weights
+        reference_path = sampler_path = await save_sampler_weights(training, "reference", ttl)   # the run's initial weights
     reference = await service.create_sampling_client_async(model_path=reference_path)
 
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \

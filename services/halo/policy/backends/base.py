@@ -44,6 +44,29 @@ class Completion:
                                   # then writes `text` once, in the syntax the caller asked for
 
 
+@dataclass(frozen=True)
+class PromptChunk:
+    """Text token ids, or one image the model expands to `image_tokens` tokens."""
+
+    tokens: tuple[int, ...] = ()
+    image: bytes = b""
+    image_format: str = ""
+    image_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class TokenPrompt:
+    """A prompt the caller rendered to tokens itself (SampleRequest.tokens), sampled as is."""
+
+    chunks: tuple[PromptChunk, ...]
+    stop_token_ids: tuple[int, ...] = ()
+    stop: tuple[str, ...] = ()
+
+    @property
+    def length(self) -> int:
+        return sum(len(c.tokens) + c.image_tokens for c in self.chunks)
+
+
 @dataclass
 class BackendResult:
     completions: list[Completion]
@@ -75,6 +98,11 @@ class Backend(abc.ABC):
     async def sample(self, prompt: Prompt | None, ctx: PolicyContext | None, params: SampleParams,
                      adapter: str | None) -> BackendResult:
         """n completions for one prompt (`adapter`: a loaded adapter's name, None = base model)."""
+
+    async def sample_tokens(self, prompt: TokenPrompt, params: SampleParams, adapter: str | None) -> BackendResult:
+        """n completions for a prompt already rendered to tokens (backends that sample token ids)."""
+        raise FailedPrecondition(f"route {self.route.name!r} ({self.route.backend}) samples prompts it builds itself, "
+                                 "not token prompts (SampleRequest.tokens needs a tinker route)")
 
     async def score_actions(self, ctx: PolicyContext, actions: list[Action], adapter: str | None) -> list[float] | None:
         """Native critique (embedded policy); None: use a critic prompt instead."""

@@ -6,6 +6,11 @@ SamplingClient for the base model or a `tinker://` checkpoint, and decoded with 
 parser. Token ids and per-token logprobs come back with every sample, which is what the
 importance_sampling / ppo losses need.
 
+Token prompts (SampleRequest.tokens): a trainer that rendered the prompt itself (tinker-cookbook's
+RL loop, `halo train --backend tinker --tinker-sampling gateway`) sends its tokens and stop
+condition; they become the SDK's ModelInput as they are, so the gateway samples exactly what the
+trainer will train on.
+
 Adapters: LoadAdapter(path="tinker://.../sampler_weights/...") creates a sampling client for
 that checkpoint under a name; the default is the route's `model_path` or its base model.
 """
@@ -17,7 +22,7 @@ from typing import Any
 
 from halo.agent.context import PolicyContext
 from halo.agent.prompt import Prompt
-from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams, TransientBackendError
+from halo.policy.backends.base import Backend, BackendResult, Completion, SampleParams, TokenPrompt, TransientBackendError
 from halo.runtime.errors import FailedPrecondition, HaloError, InvalidArgument, NotFound
 from halo.v1 import policy_pb2 as ppb
 
@@ -107,14 +112,6 @@ class TinkerBackend(Backend):
             raise FailedPrecondition(f"route {self.route.name!r}: the Qwen3-VL renderer is not loaded yet")
         return self.renderer.build_generation_prompt(prompt.to_renderer_messages())
 
-    def sampling_params(self, params: SampleParams) -> Any:
-        import tinker
-
-        return tinker.SamplingParams(
-            max_tokens=params.max_tokens, temperature=params.temperature, top_p=params.top_p,
-            seed=params.seed or None, stop=self.renderer.get_stop_sequences(),
-        )
-
     def decode(self, tokens: list[int]) -> str:
         """The raw completion text. HALO's parser reads the <tool_call> blocks itself (it records
         repairs and typed errors, where the renderer's own parser would drop a malformed call)."""
@@ -129,8 +126,30 @@ class TinkerBackend(Backend):
         client = await self._client_for(adapter)
         await self._ensure_renderer()
         model_input = await asyncio.to_thread(self.build_model_input, prompt)
-        sampling = self.sampling_params(params)
+        return await self._sample(client, model_input, self.sampling_params(params), params)
 
+    async def sample_tokens(self, prompt: TokenPrompt, params: SampleParams, adapter: str | None) -> BackendResult:
+        import tinker
+
+        client = await self._client_for(adapter)
+        await self._ensure_renderer()   # its tokenizer decodes the completion for the raw text
+        chunks: list[Any] = [
+            tinker.types.ImageChunk(data=c.image, format=c.image_format or "png", expected_tokens=c.image_tokens) if c.image
+            else tinker.types.EncodedTextChunk(tokens=list(c.tokens))
+            for c in prompt.chunks
+        ]
+        stop = list(prompt.stop_token_ids) or list(prompt.stop) or None
+        return await self._sample(client, tinker.ModelInput(chunks=chunks), self.sampling_params(params, stop), params)
+
+    def sampling_params(self, params: SampleParams, stop: Any = None) -> Any:
+        import tinker
+
+        return tinker.SamplingParams(
+            max_tokens=params.max_tokens, temperature=params.temperature, top_p=params.top_p,
+            seed=params.seed or None, stop=stop if stop is not None else self.renderer.get_stop_sequences(),
+        )
+
+    async def _sample(self, client: Any, model_input: Any, sampling: Any, params: SampleParams) -> BackendResult:
         async def call() -> Any:
             try:
                 return await asyncio.wait_for(
