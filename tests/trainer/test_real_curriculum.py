@@ -38,7 +38,7 @@ def test_halo_train_suite_sets_the_tasks_and_the_suite_settings(monkeypatch):
 
     seen: list[RunSpec] = []
 
-    async def capture(spec, runs_dir, resume="", env_target=""):
+    async def capture(spec, runs_dir, resume="", env_target="", gateway_target=""):
         seen.append(spec)
         return 0
 
