@@ -34,6 +34,20 @@ async def reward(stack):
         yield client
 
 
+@pytest.fixture
+def jobs_factory(tmp_path, stack):
+    """JobManagers (the trainer service's run host; tests/tinker, tests/mcts) hosting runs over the session's env + reward services (and a gateway, if given)."""
+    from halo.cli.registry import resolve_trainer
+    from halo.runs.context import ServiceTargets
+    from halo.trainer.jobs import JobManager
+
+    def make(gateway: str = ""):
+        return JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway), resolve_trainer,
+                          auto_resume=False)
+
+    return make
+
+
 # ------------------------------------------------------------------------------ a real vLLM
 
 VLLM_TEST_TIMEOUT_S = 900   # a vLLM start is ~25 s idle and several minutes on a loaded 2-core machine

@@ -10,12 +10,9 @@ import json
 import pytest
 
 from halo.agent import actions as A
-from halo.env.config import EnvSettings
-from halo.env.session import SessionManager
 from halo.errors import Unavailable
-from halo.tasks.registry import default_registry
-from tests.env.test_episode_integrity import OwnSites, _bid
-from tests.env.test_warm_contexts import TEXT_ONLY, _until
+from tests.env.test_episode_integrity import _bid
+from tests.env.test_warm_contexts import TEXT_ONLY, _until, manager_on_own_sites
 
 PRIMED = 2
 
@@ -23,18 +20,8 @@ PRIMED = 2
 @pytest.fixture
 async def primed_manager(stack):
     """(own sites server, a SessionManager priming PRIMED sessions, no warm contexts, on the stack's browsers)."""
-    sites = OwnSites()
-    sites.start()
-    settings = EnvSettings(port=0, metrics_port=-1, sites_url=sites.url, pool_size=4, warm_contexts=0, primed_sessions=PRIMED)
-    manager = SessionManager(settings, default_registry(), pool=stack.env_manager.pool)
-    manager.primed.start()
-    try:
-        yield sites, manager
-    finally:
-        for session_id in list(manager._sessions):
-            await manager.close_session(session_id)
-        await manager.primed.close()
-        sites.stop()
+    async with manager_on_own_sites(stack, warm_contexts=0, primed_sessions=PRIMED) as running:
+        yield running
 
 
 async def _sid(session) -> str:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
 
@@ -27,21 +29,31 @@ async def _until(predicate, timeout_s: float = 60.0) -> None:
         await asyncio.sleep(0.05)
 
 
-@pytest.fixture
-async def warm_manager(stack):
-    """(own sites server, a SessionManager with WARM warm contexts on the stack's browsers)."""
+@asynccontextmanager
+async def manager_on_own_sites(stack, **settings) -> AsyncIterator[tuple[OwnSites, SessionManager]]:
+    """(own sites server, a SessionManager with these EnvSettings on the stack's browsers), its warm
+    contexts and primed sessions running. Not `manager.start()/close()`: the pool is the stack's."""
     sites = OwnSites()
     sites.start()
-    settings = EnvSettings(port=0, metrics_port=-1, sites_url=sites.url, pool_size=4, warm_contexts=WARM)
-    manager = SessionManager(settings, default_registry(), pool=stack.env_manager.pool)
+    env_settings = EnvSettings(port=0, metrics_port=-1, sites_url=sites.url, pool_size=4, **settings)
+    manager = SessionManager(env_settings, default_registry(), pool=stack.env_manager.pool)
     manager.warm.start()
+    manager.primed.start()
     try:
         yield sites, manager
     finally:
         for session_id in list(manager._sessions):
             await manager.close_session(session_id)
+        await manager.primed.close()
         await manager.warm.close()
         sites.stop()
+
+
+@pytest.fixture
+async def warm_manager(stack):
+    """(own sites server, a SessionManager with WARM warm contexts on the stack's browsers)."""
+    async with manager_on_own_sites(stack, warm_contexts=WARM) as running:
+        yield running
 
 
 async def test_a_warm_context_is_never_handed_to_a_second_session(warm_manager):

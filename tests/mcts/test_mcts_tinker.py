@@ -92,19 +92,6 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
     assert resolve_trainer(spec) is train_mcts_tinker
 
 
-@pytest.fixture
-def jobs_factory(tmp_path, stack):
-    from halo.trainer.jobs import JobManager
-    from halo.runs.context import ServiceTargets
-    from halo.cli.registry import resolve_trainer
-
-    def make(gateway: str = ""):
-        return JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway), resolve_trainer,
-                          auto_resume=False)
-
-    return make
-
-
 async def test_without_an_api_key_an_mcts_tinker_run_fails_with_a_clear_message(jobs_factory, monkeypatch):
     from halo.trainer.store import RunState
 

@@ -37,17 +37,3 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-@pytest.fixture
-def jobs_factory(tmp_path, stack):
-    """JobManagers hosting runs over the session's env + reward services (and a gateway, if given)."""
-    from halo.cli.registry import resolve_trainer
-    from halo.runs.context import ServiceTargets
-    from halo.trainer.jobs import JobManager
-
-    def make(gateway: str = ""):
-        return JobManager(tmp_path / "runs", ServiceTargets(stack.env_target, stack.reward_target, gateway), resolve_trainer,
-                          auto_resume=False)
-
-    return make
