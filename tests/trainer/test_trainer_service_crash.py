@@ -101,11 +101,11 @@ async def test_kill_9_mid_run_then_restart_resumes_without_losing_or_repeating_s
         killed_at = json.loads((runs / run_id / "run.json").read_text())["step"]
         assert 1 <= killed_at < 4
         # Episodes end one by one (the rollouts are a pipeline): a CloseSession already on the wire
-        # when the kill lands still arrives. Whatever the kill left is an orphan of this run; the test
-        # tops the pool up with more of them (same run id, as the dead process would have opened), so
-        # the resumed run meets a full pool every time.
+        # when the kill lands still arrives, so the kill leaves anywhere from 4 sessions to none (a CI
+        # run saw 4 at the kill and 0 once the closes had landed). Whatever it left is an orphan of this
+        # run; the test tops the pool up with more of them (same run id, as the dead process would have
+        # opened), so the resumed run meets a full pool every time.
         orphans = await settled_session_count(services.env_manager)
-        assert orphans >= 1
         async with EnvClient(services.env_target, keepalive_s=0) as env:   # closing a client leaves its sessions
             for _ in range(4 - orphans):
                 await env.create_session("playground-signup", run_id=run_id)
