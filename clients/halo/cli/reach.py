@@ -23,7 +23,7 @@ from halo.agent import actions as A
 from halo.agent.context import page_from_proto
 from halo.client.env import EnvClient, observation_options
 from halo.embedded.candidates import CandidateAction, candidates_for
-from halo.reward.evaluator import evaluate
+from halo.reward.evaluator import evaluate_async
 from halo.sites.oracle import OracleStep, resolve
 from halo.sites.registry import attempts_for
 from halo.tasks.registry import TaskSpec
@@ -100,7 +100,7 @@ async def walk_oracle(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep
         state = await env.get_state(session_id)
     finally:
         await env.close_session(session_id)
-    reach.score = evaluate(task, json.loads(state.state_json), state.final_message).score
+    reach.score = (await evaluate_async(task, json.loads(state.state_json), state.final_message)).score
     return reach
 
 

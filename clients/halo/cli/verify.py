@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
 from halo.tasks.registry import TaskSpec
-from halo.reward.evaluator import Evaluation, evaluate
+from halo.reward.evaluator import Evaluation, evaluate_async
 from halo.sites.oracle import OracleStep, resolve
 from halo.sites.registry import attempts_for
 
@@ -58,7 +58,9 @@ async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep
     finally:
         await env.close_session(session_id)
     attempt = Attempt(task.id, kind, json.loads(state.state_json), state.final_message, errors)
-    attempt.evaluation = evaluate(task, attempt.state, attempt.final_message)
+    # agisdk's scripts run as subprocesses: in a thread, so an env service sharing this event loop
+    # (`halo tasks verify` on a local stack, the test sweep) keeps serving the other attempts.
+    attempt.evaluation = await evaluate_async(task, attempt.state, attempt.final_message)
     return attempt
 
 

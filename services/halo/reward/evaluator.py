@@ -7,7 +7,7 @@ format) go through the same evaluator's `jmespath_verify` + `exact_match`, so a 
 exactly agisdk's. LLM-judge evals ask the policy gateway's Judge route (judge.py). A task
 succeeds when every eval passes (REAL's scoring).
 
-`evaluate()` is the synchronous entry point (the sites verify harness uses it; judge evals get an
+`evaluate()` is the synchronous entry point (tests score stored states with it; judge evals get an
 error detail there); `evaluate_async()` is the reward service's, with the judge and a thread pool.
 """
 
