@@ -162,8 +162,10 @@ def chromium_processes(mains: set[int]) -> tuple[Counter[str], int]:
     return kinds, zombies
 
 
-async def _settle(mains: set[int], idle_renderers: int | None, timeout_s: float = 10.0) -> None:
-    """Give closed contexts' renderers time to exit (down to the idle count when known)."""
+async def _settle(mains: set[int], idle_renderers: int | None, timeout_s: float = 30.0) -> None:
+    """Give closed contexts' renderers time to exit (down to the idle count when known). On a loaded
+    machine a renderer takes seconds to exit after its context closed; one still there after
+    `timeout_s` is counted as left behind."""
     deadline = time.monotonic() + timeout_s
     last = -1
     while time.monotonic() < deadline:
@@ -255,6 +257,7 @@ async def run_leak_cycles(
         leftover = [ctx for slot in manager.pool.slots if slot.alive for ctx in slot.browser.contexts if id(ctx) not in warm]
         open_contexts = len(leftover)
         pages = sum(len(ctx.pages) for ctx in leftover)
+        await _settle(mains, idle_kinds["renderer"])   # the last cycles' renderers may still be exiting
         end_kinds, zombies = chromium_processes(mains)
         async with httpx.AsyncClient(timeout=10) as http:
             site_sessions = int((await http.get(f"{stack.sites.url}/__halo/health")).json().get("sessions", 0))
