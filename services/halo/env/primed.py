@@ -185,23 +185,28 @@ class PrimedSessions:
             self._finished.popitem(last=False)
 
     def take(self, key: SessionKey) -> Prepared | None:
+        """A primed session for a create of `key`, or None. Every create of a hinted key counts
+        against its hint, claimed or not: once the creates it announced have come, nothing more is
+        primed for it (a create that found none ready does not leave one to be primed for nobody)."""
         want = self._wants.get(key)
         if want is None:
             return None
         now = time.monotonic()
+        found: Prepared | None = None
         for prepared in [p for p in self._ready if p.key == key]:
             self._ready.remove(prepared)
-            if not prepared.usable(now):
-                self._drop(prepared)
-                continue
+            if prepared.usable(now):
+                found = prepared
+                break
+            self._drop(prepared)
+        if want.hinted:
+            want.count -= 1
+            if want.count <= 0:   # every create the hint announced has come
+                self._unwant(key)
+        if found is not None:
             self.taken += 1
-            if want.hinted:
-                want.count -= 1
-                if want.count <= 0:   # every create the hint announced has come
-                    self._unwant(key)
-            self._wanted.set()
-            return prepared
-        return None
+        self._wanted.set()
+        return found
 
     def evict(self) -> bool:
         """A create of another key needs a slot and the pool has none free: close the oldest primed
