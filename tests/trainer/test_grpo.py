@@ -31,7 +31,9 @@ def test_env_failures_are_dropped_from_metrics_and_counted():
 async def services():
     from halo.cli.stack import LocalStack
 
-    async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
+    # room for two steps' groups (8 each): the env primes the next step's sessions (PrimeSessions)
+    # into the free slots while a step's episodes run
+    async with LocalStack(env_overrides={"pool_size": 16, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack
 
 
@@ -67,13 +69,20 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
                       resolve_trainer, auto_resume=False)
     spec = RunSpec(task_ids=[task], total_steps=6, group_size=8, groups_per_batch=1, max_steps=3,
                    learning_rate=0.02, temperature=1.0, seed=0, extra={"update_epochs": 4})
+    env_before = services.env_manager.stats()
     record = await jobs.start_run(spec)
     events = [e async for e in jobs.watch(record.run_id)]
+    env_after = services.env_manager.stats()
     assert jobs.get(record.run_id).state is RunState.SUCCEEDED, events[-1]
     rows = jobs.store.metrics(record.run_id)
     assert [r["step"] for r in rows] == list(range(1, 7))
     assert all(r["env_failures"] == 0 and r["episodes"] == 8 for r in rows)
     assert all(0.9 <= r["action_validity"] <= 1.0 for r in rows), [r["action_validity"] for r in rows]
+    # each step's rollouts announced the next step's group (PrimeSessions): most sessions of steps
+    # 2..6 (5 x 8) claimed a session the env had primed for them (step 1 was announced to nobody)
+    created = env_after["sessions_created"] - env_before["sessions_created"]
+    primed = env_after["primed_starts"] - env_before["primed_starts"]
+    assert created == 6 * 8 and primed > 5 * 8 / 2, str((primed, created, env_after))
 
     trained = EmbeddedLearner(3e-3, seed=0)
     trained.load(Path(jobs.checkpoints(record.run_id)[-1].path))
