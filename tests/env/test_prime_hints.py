@@ -93,12 +93,12 @@ async def test_a_hint_never_costs_a_create_of_another_key_its_slot(stack):
 
 async def test_unclaimed_primed_sessions_are_closed_after_the_hints_ttl(hinted):
     manager, env = hinted
-    assert await env.prime_sessions(TASK, 2, seed=4, observation=TEXT_ONLY, ttl_s=3.0) == 2
-    await _until(lambda: manager.primed.ready == 2)
+    assert await env.prime_sessions(TASK, 2, seed=4, observation=TEXT_ONLY, ttl_s=10.0) == 2
+    await _until(lambda: manager.primed.ready >= 1)
     pages = [p.session.page for p in manager.primed._ready]
-    await _until(lambda: manager.primed.ready == 0, timeout_s=20)
+    await _until(lambda: manager.primed.ready == 0 and not manager.primed._preparing, timeout_s=40)
     stats = await env.pool_stats()
-    assert stats.primed_unclaimed == 2 and stats.primed_starts == 0 and stats.active_sessions == 0
+    assert stats.primed_unclaimed >= len(pages) and stats.primed_starts == 0 and stats.active_sessions == 0
     await _until(lambda: all(page.is_closed() for page in pages), timeout_s=10)
     assert manager._slots._value == manager.settings.pool_size, "an expired primed session kept its slot"
     assert not manager.primed._wants

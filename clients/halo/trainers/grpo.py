@@ -45,7 +45,7 @@ if TYPE_CHECKING:   # torch: imported by train_embedded only, when an embedded r
 
 EMBEDDED_MODEL = "embedded"
 #: `extra.prime_next_step`: hint the env (PrimeSessions) with step N+1's groups when step N's rollouts start
-PRIME_NEXT_STEP = True
+PRIME_NEXT_STEP = False
 
 
 def summarize(e: Episode) -> EpisodeSummary:

@@ -96,6 +96,10 @@ class PrimedSessions:
     MAX_DEFER_S = 3.0
     #: keys remembered for recurrence
     REMEMBERED = 256
+    #: sessions prepared at once: a GRPO step's next groups (8 and more) must be ready within a step
+    #: that lasts seconds, and one at a time took longer than the step (`halo bench env --modes
+    #: create-grpo-hinted`); the creates they stand for would have run as many at once anyway
+    PARALLEL = 4
 
     def __init__(self, size: int, prepare: Callable[[SessionKey], Awaitable[Prepared]],
                  dispose: Callable[[Session], Awaitable[None]], busy: Callable[[], bool] = lambda: False,
@@ -110,6 +114,7 @@ class PrimedSessions:
         self._ready: deque[Prepared] = deque()
         self._wants: dict[SessionKey, Want] = {}
         self._recurring: SessionKey | None = None
+        self._preparing: dict[asyncio.Task, SessionKey] = {}   # sessions being prepared, each on its claimed slot
         self._finished: OrderedDict[SessionKey, float] = OrderedDict()   # key -> when its last create finished
         self._wanted = asyncio.Event()
         self._filler: asyncio.Task | None = None
@@ -126,7 +131,8 @@ class PrimedSessions:
         return self._recurring
 
     def ready_for(self, key: SessionKey) -> int:
-        return sum(p.key == key for p in self._ready)
+        """Sessions of `key` ready, or being prepared (each will be ready or dropped)."""
+        return sum(p.key == key for p in self._ready) + sum(k == key for k in self._preparing.values())
 
     def start(self) -> None:
         if self._filler is None:
@@ -263,32 +269,42 @@ class PrimedSessions:
                 pass
             self._wanted.clear()
             self._prune()
-            while self._next_key() is not None:
+            while len(self._preparing) < self.PARALLEL and self._next_key() is not None:
                 await quiet_moment(self._busy, self.MAX_DEFER_S)
                 self._prune()
                 key = self._next_key()
                 if key is None or not await self._claim_slot():   # no free slot (or creates wait for one): not now
                     break
-                try:
-                    prepared = await self._prepare(key)
-                except BaseException as exc:
-                    self._release_slot()
-                    if isinstance(exc, asyncio.CancelledError):
-                        raise
-                    # the site or Chromium is away: no priming of it until asked again
-                    log.warning("could not prime a session", task=key.task_id, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
-                    self._unwant(key)
-                    break
-                want, now = self._wants.get(key), time.monotonic()
-                if want is None or self.ready_for(key) >= want.count:
-                    self._drop(prepared)   # the want changed while it was prepared
-                    continue
-                prepared.expires_at = self._page_expiry(key, want, now)
-                self._ready.append(prepared)
+                task = asyncio.get_running_loop().create_task(self._prepare_one(key))
+                self._preparing[task] = key
+
+    async def _prepare_one(self, key: SessionKey) -> None:
+        """One session for `key`, on the slot claimed for it: ready, or dropped if no longer wanted."""
+        try:
+            prepared = await self._prepare(key)
+        except BaseException as exc:
+            self._release_slot()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            # the site or Chromium is away: no priming of it until asked again
+            log.warning("could not prime a session", task=key.task_id, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
+            self._unwant(key)
+            return
+        finally:
+            self._preparing.pop(asyncio.current_task(), None)
+            self._wanted.set()   # the filler may start the next one
+        want, now = self._wants.get(key), time.monotonic()
+        if want is None or self.ready_for(key) >= want.count:
+            self._drop(prepared)   # the want changed while it was prepared
+            return
+        prepared.expires_at = self._page_expiry(key, want, now)
+        self._ready.append(prepared)
 
     async def close(self) -> None:
         await cancel_filler(self._filler)
         self._filler = None
+        for task in list(self._preparing):   # each gives its slot back and closes what it had set up
+            await cancel_filler(task)
         while self._ready:
             self._release_slot()
             await self._dispose(self._ready.popleft().session)
