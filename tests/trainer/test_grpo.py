@@ -68,7 +68,7 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
     jobs = JobManager(tmp_path, ServiceTargets(services.env_target, services.reward_target, services.gateway_target),
                       resolve_trainer, auto_resume=False)
     spec = RunSpec(task_ids=[task], total_steps=6, group_size=8, groups_per_batch=1, max_steps=3,
-                   learning_rate=0.02, temperature=1.0, seed=0, extra={"update_epochs": 4})
+                   learning_rate=0.02, temperature=1.0, seed=0, extra={"update_epochs": 4, "prime_next_step": True})
     env_before = services.env_manager.stats()
     record = await jobs.start_run(spec)
     events = [e async for e in jobs.watch(record.run_id)]
