@@ -65,20 +65,25 @@ def test_halo_bench_env_rejects_unknown_modes():
 def test_halo_bench_env_times_create_sessions_cold_warm_and_primed(tmp_path):
     """The create modes: bursts of concurrent CreateSession without warm contexts, then with them
     (every create of the warm mode takes one), then with sessions primed for the recurring task
-    (after the first burst), and the phases inside the service."""
+    (after the first burst), and the phases inside the service; then GRPO-like rounds of fresh
+    (task, seed) pairs, without and with each round announcing the next (PrimeSessions)."""
     out = tmp_path / "create.json"
     halo = Path(sys.executable).parent / "halo"
     proc = subprocess.run(
-        [str(halo), "bench", "env", "--sessions", "2", "--modes", "create-cold,create,create-primed", "--create-rounds", "3",
+        [str(halo), "bench", "env", "--sessions", "2", "--modes",
+         "create-cold,create,create-primed,create-grpo,create-grpo-hinted", "--create-rounds", "3",
          "--create-task", "playground-signup", "--json", str(out)],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "CreateSession ms" in proc.stdout, proc.stdout
     results = {r["mode"]: r for r in json.loads(out.read_text())}
-    assert set(results) == {"create-cold", "create", "create-primed"}
+    assert set(results) == {"create-cold", "create", "create-primed", "create-grpo", "create-grpo-hinted"}
     assert results["create-cold"]["warm_share"] == 0 and results["create"]["warm_share"] == 1
     assert results["create"]["primed_share"] == 0 and results["create-primed"]["primed_share"] > 0
+    # a fresh (task, seed) per round: never primed unless announced; the first round never is
+    assert results["create-grpo"]["primed_share"] == 0 and 0 < results["create-grpo-hinted"]["primed_share"] <= 4 / 6
+    assert results["create-grpo"]["round_s"] > 0 and results["create-grpo-hinted"]["round_s"] > 0
     for r in results.values():
         assert r["creates"] == 6 and 0 < r["p50_ms"] <= r["p95_ms"], r
         assert 0 <= r["service_p50_ms"] <= r["p95_ms"], r

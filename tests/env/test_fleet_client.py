@@ -110,6 +110,34 @@ async def test_sessions_spread_over_replicas_and_stay_with_their_owner(stack, se
         await fleet.close()
 
 
+async def test_a_hint_goes_to_one_replica_and_the_creates_of_its_key_follow_it(stack, second):
+    """PrimeSessions primes exactly one key on the replica told: the fleet sends the hint whole to
+    one replica and the creates of that key there, where they claim the primed sessions."""
+    fleet = EnvClient(f"{stack.env_target},{second.target}", timeout_s=60)
+    run_id = "fleet-hint"
+    try:
+        assert await fleet.prime_sessions("playground-signup", 2, seed=31, observation=TEXT, run_id=run_id) == 2
+        (announced,) = fleet._announced.values()
+        hinted = announced.replica
+        before = await hinted.client.pool_stats()
+        deadline = asyncio.get_running_loop().time() + 60
+        while (await hinted.client.pool_stats()).primed_sessions < 2:
+            assert asyncio.get_running_loop().time() < deadline, "the hinted replica did not prime"
+            await asyncio.sleep(0.1)
+        # the least loaded replica would be the other one now (the hint counts on the hinted one's load) ...
+        created = [await fleet.create_session("playground-signup", seed=31, observation=TEXT, run_id=run_id)
+                   for _ in range(2)]
+        # ... but the creates of the hinted key go where their sessions are primed, and claim them
+        assert {fleet._owners[c.session_id].address for c in created} == {hinted.address}
+        after = await hinted.client.pool_stats()
+        assert after.primed_starts - before.primed_starts == 2
+        assert not fleet._announced or next(iter(fleet._announced.values())).count == 0
+        for c in created:
+            assert await fleet.close_session(c.session_id)
+    finally:
+        await fleet.close()
+
+
 async def test_a_draining_replica_takes_no_new_sessions_but_keeps_serving_its_own(stack, second):
     fleet = EnvClient(f"{stack.env_target},{second.target}", timeout_s=60, refresh_s=0.2)
     draining = None

@@ -35,7 +35,7 @@ async def manager_on_own_sites(stack, **settings) -> AsyncIterator[tuple[OwnSite
     contexts and primed sessions running. Not `manager.start()/close()`: the pool is the stack's."""
     sites = OwnSites()
     sites.start()
-    env_settings = EnvSettings(port=0, metrics_port=-1, sites_url=sites.url, pool_size=4, **settings)
+    env_settings = EnvSettings(**{"port": 0, "metrics_port": -1, "sites_url": sites.url, "pool_size": 4, **settings})
     manager = SessionManager(env_settings, default_registry(), pool=stack.env_manager.pool)
     manager.warm.start()
     manager.primed.start()

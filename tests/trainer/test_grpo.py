@@ -31,7 +31,9 @@ def test_env_failures_are_dropped_from_metrics_and_counted():
 async def services():
     from halo.cli.stack import LocalStack
 
-    async with LocalStack(env_overrides={"pool_size": 8, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
+    # room for two steps' groups (8 each): the env primes the next step's sessions (PrimeSessions)
+    # into the free slots while a step's episodes run
+    async with LocalStack(env_overrides={"pool_size": 16, "acquire_timeout_s": 60}, with_reward=True, with_gateway=True) as stack:
         yield stack
 
 
@@ -80,6 +82,30 @@ async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services
     after = await greedy_success(services, "trained", trained.weights(), task, held_out)
     assert after > before, (before, after, [r["success_rate"] for r in rows])
     assert after >= 0.75
+
+
+async def test_grpo_announces_the_next_steps_groups_and_their_sessions_start_primed(services, tmp_path: Path):
+    """extra.prime_next_step: each step's rollouts announce the next step's group (PrimeSessions);
+    the env's stats show that most sessions of steps 2..3 claimed a session primed for them (step 1
+    was announced to nobody)."""
+    from halo.trainer.jobs import JobManager
+    from halo.trainer.store import RunState
+    from halo.runs.context import ServiceTargets
+    from halo.cli.registry import resolve_trainer
+    from halo.runs.spec import RunSpec
+
+    jobs = JobManager(tmp_path, ServiceTargets(services.env_target, services.reward_target, services.gateway_target),
+                      resolve_trainer, auto_resume=False)
+    spec = RunSpec(task_ids=["playground-signup"], total_steps=3, group_size=4, groups_per_batch=1, max_steps=2,
+                   learning_rate=0.02, temperature=1.0, seed=3, extra={"prime_next_step": True})
+    env_before = services.env_manager.stats()
+    record = await jobs.start_run(spec)
+    events = [e async for e in jobs.watch(record.run_id)]
+    env_after = services.env_manager.stats()
+    assert jobs.get(record.run_id).state is RunState.SUCCEEDED, events[-1]
+    created = env_after["sessions_created"] - env_before["sessions_created"]
+    primed = env_after["primed_starts"] - env_before["primed_starts"]
+    assert created == 3 * 4 and primed > 2 * 4 / 2, str((primed, created, env_after))
 
 
 async def test_seeded_rollouts_sample_the_same_actions_however_they_interleave(services):

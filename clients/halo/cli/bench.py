@@ -98,7 +98,10 @@ def add_parser(sub) -> None:
                          "then GetState: the round trip include_state saves), create (bursts of concurrent CreateSession "
                          "with the warm contexts: p50/p95 and the phases inside the service), create-cold (the same "
                          "with no warm contexts: every context opened on demand), create-primed (the same with warm "
-                         "contexts and --primed-sessions for the recurring task: sessions prepared ahead)")
+                         "contexts and --primed-sessions for the recurring task: sessions prepared ahead), create-grpo "
+                         "(GRPO-like rounds: each a burst of creates of a (task, seed) never asked for before, then "
+                         "a few steps in each), create-grpo-hinted (the same, each round announcing the next one's "
+                         "sessions with PrimeSessions, as the GRPO trainer does)")
     be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
     be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
     be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")

@@ -104,6 +104,20 @@ class EnvClient(ServiceClient):
         self._opened(created.session_id)
         return created
 
+    async def prime_sessions(
+        self, task_id: str, count: int, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
+        observation: cpb.ObservationOptions | None = None, run_id: str = "", ttl_s: float = 0.0,
+    ) -> int:
+        """A hint: `count` create_session calls with this key (task, seed, source, observation, run_id:
+        the same arguments they will pass) come soon, so the service prepares those sessions ahead.
+        Returns how many it accepted; unclaimed ones are closed after `ttl_s` (the service's
+        default when 0). Unimplemented from an env service older than the hint."""
+        request = pb.PrimeSessionsRequest(task_id=task_id, seed=seed, source=source, observation=observation,
+                                          run_id=run_id, count=count)
+        if ttl_s > 0:
+            request.ttl.FromNanoseconds(int(ttl_s * 1e9))
+        return (await self._read(self.stub.PrimeSessions, request)).accepted
+
     async def step(
         self, session_id: str, action: Action | cpb.Action, *, raw_text: str = "",
         observation: cpb.ObservationOptions | None = None, timeout_s: float | None = None, include_state: bool = False,

@@ -27,6 +27,13 @@ Routing, with no load balancer in between:
   sessions within seconds; a replica answering NOT_SERVING (draining) or not answering takes none
   but keeps serving the sessions it holds; a replica that left the resolution is dropped once it
   holds none of this client's sessions.
+- A PrimeSessions hint (a trainer announcing the sessions of a key it will create soon) goes to
+  one replica, the least loaded counting the sessions already announced to each, whole: the env
+  primes for exactly the key it was told, so the creates of that key must land where the hint did.
+  The client remembers it (key -> replica, creates still announced, until the hint's TTL) and sends
+  the creates of that key there first (the next replica on RESOURCE_EXHAUSTED or UNAVAILABLE, as
+  any create). One replica per key, not the count split over all of them: a GRPO group is one key,
+  and a step's groups are spread over the replicas group by group, which balances them as well.
 - Replicas share nothing. One that dies takes only its own sessions: their calls fail
   (UNAVAILABLE), which the episode loop turns into environment failures, and `sessions_lost`
   counts them; new sessions avoid it from the first failed call on.
@@ -127,10 +134,19 @@ class Replica:
     creating: int = 0                # CreateSession calls of this client under way there
     created: int = 0                 # sessions this client created there, in all
     sessions: set[str] = field(default_factory=set)   # this client's open sessions there
+    announced: int = 0               # creates this client hinted there (PrimeSessions) and has not made yet
 
     @property
     def load(self) -> float:
-        return (self.active + self.placed + self.creating) / max(self.capacity, 1)
+        return (self.active + self.placed + self.creating + self.announced) / max(self.capacity, 1)
+
+
+@dataclass
+class Announced:
+    """Creates of one key hinted to a replica (PrimeSessions) and not made yet."""
+    replica: Replica
+    count: int
+    until: float     # monotonic: the hint's TTL
 
 
 class FleetEnvClient(EnvClient):
@@ -161,6 +177,7 @@ class FleetEnvClient(EnvClient):
         self._refreshing: asyncio.Task | None = None
         self._first_refresh = asyncio.Event()
         self._dropped: list[EnvClient] = []
+        self._announced: dict[tuple, Announced] = {}   # session key -> where its creates were hinted
 
     # -- what the fleet reports ------------------------------------------------------------------
 
@@ -330,21 +347,66 @@ class FleetEnvClient(EnvClient):
     async def get_task(self, task_id: str) -> cpb.Task:
         return await self._on_any(lambda c: c.get_task(task_id))
 
+    @staticmethod
+    def _session_key(task_id: str, seed: int, source: int, observation: cpb.ObservationOptions | None, run_id: str) -> tuple:
+        """What makes creates interchangeable for the env's primed sessions (services' SessionKey)."""
+        options = (observation or cpb.ObservationOptions()).SerializeToString(deterministic=True)
+        return task_id.removeprefix("v2."), seed, source, options, run_id
+
+    def _hinted_replica(self, key: tuple) -> Replica | None:
+        """The replica the creates of `key` were announced to, while that hint holds (one create spent)."""
+        announced = self._announced.get(key)
+        if announced is None:
+            return None
+        replica = announced.replica
+        if time.monotonic() > announced.until or announced.count <= 0 or self.replicas.get(replica.address) is not replica:
+            replica.announced -= announced.count
+            del self._announced[key]
+            return None
+        announced.count -= 1
+        replica.announced -= 1
+        return replica if replica.serving else None
+
+    async def prime_sessions(
+        self, task_id: str, count: int, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
+        observation: cpb.ObservationOptions | None = None, run_id: str = "", ttl_s: float = 0.0,
+    ) -> int:
+        """The hint goes whole to the least loaded serving replica (sessions announced there counted),
+        and the creates of this key go there first (see the module's docstring). Unimplemented is
+        raised as it comes (a fleet of older replicas)."""
+        await self._fresh()
+        key = self._session_key(task_id, seed, source, observation, run_id)
+        if (earlier := self._announced.pop(key, None)) is not None:   # a new hint replaces it, as on the service
+            earlier.replica.announced -= earlier.count
+        replica = self._choose(set())
+        if replica is None:
+            raise Unavailable(f"no env replica of {self.target} is serving")
+        accepted = await replica.client.prime_sessions(task_id, count, seed=seed, source=source, observation=observation,
+                                                       run_id=run_id, ttl_s=ttl_s)
+        if accepted:
+            # the service's default TTL when none was given (120 s): the client forgets the hint then too
+            self._announced[key] = Announced(replica, accepted, time.monotonic() + (ttl_s or 120.0))
+            replica.announced += accepted
+        return accepted
+
     async def create_session(
         self, task_id: str, *, seed: int = 0, source: int = cpb.SITE_SOURCE_UNSPECIFIED,
         observation: cpb.ObservationOptions | None = None, max_steps: int = 0, run_id: str = "",
         labels: dict[str, str] | None = None, timeout_s: float | None = None, wait_for_slot_s: float = 0.0,
         include_state: bool = False,
     ) -> pb.CreateSessionResponse:
-        """A new session on the least loaded serving replica; a replica that is full or away is
-        skipped for the next one. When all are full, waits for a slot for up to `wait_for_slot_s`."""
+        """A new session on the replica its key was hinted to (prime_sessions), else the least loaded
+        serving replica; a replica that is full or away is skipped for the next one. When all are
+        full, waits for a slot for up to `wait_for_slot_s`."""
         deadline = time.monotonic() + wait_for_slot_s
         delay = 0.5
+        hinted = self._hinted_replica(self._session_key(task_id, seed, source, observation, run_id))
         while True:
             await self._fresh()
             tried: set[str] = set()
             full = 0
-            while (replica := self._choose(tried)) is not None:
+            while (replica := hinted if hinted is not None else self._choose(tried)) is not None:
+                hinted = None   # the hinted replica first, once
                 tried.add(replica.address)
                 replica.creating += 1
                 try:

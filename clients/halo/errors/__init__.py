@@ -51,6 +51,11 @@ class Unauthenticated(HaloError):
     code = grpc.StatusCode.UNAUTHENTICATED
 
 
+class Unimplemented(HaloError):
+    """The service does not know the RPC: it is older than this client (an optional call to skip)."""
+    code = grpc.StatusCode.UNIMPLEMENTED
+
+
 _BY_CODE = {cls.code: cls for cls in HaloError.__subclasses__()}
 
 #: Longest error text a reply carries. Errors quote their input (a URL, a bid, an id), and a reply

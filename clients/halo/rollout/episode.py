@@ -119,10 +119,15 @@ async def _env_call(call):
         raise EnvServiceLost(f"env service: {exc}") from exc
 
 
+def episode_observation(config: RolloutConfig) -> cpb.ObservationOptions:
+    """What an episode's observations contain (also part of the key a primed session is made for)."""
+    return observation_options(config.image_format, 80, screenshot=config.screenshots)
+
+
 async def run_episode(
     env: EnvClient, reward: RewardClient, policy: Policy, task_id: str, seed: int, config: RolloutConfig,
 ) -> Episode:
-    opts = observation_options(config.image_format, 80, screenshot=config.screenshots)
+    opts = episode_observation(config)
     episode = Episode(task_id, seed)
     clock = time.perf_counter
     started = clock()

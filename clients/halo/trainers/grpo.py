@@ -35,6 +35,7 @@ from halo.trainers.learner import GatewayLearner, GatewayRun, run_steps
 from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig
 from halo.rollout.gateway import GatewayPolicy
+from halo.rollout.priming import SessionPrimer
 from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (sampling_seed: GRPO's API)
 from halo.rollout.retries import DEFAULT_EPISODE_RETRIES
 from halo.rollout.tasks import expand_tasks
@@ -43,6 +44,8 @@ if TYPE_CHECKING:   # torch: imported by train_embedded only, when an embedded r
     from halo.trainers.embedded_learner import EmbeddedLearner, LossConfig
 
 EMBEDDED_MODEL = "embedded"
+#: `extra.prime_next_step`: hint the env (PrimeSessions) with step N+1's groups when step N's rollouts start
+PRIME_NEXT_STEP = False
 
 
 def summarize(e: Episode) -> EpisodeSummary:
@@ -212,7 +215,7 @@ async def train_embedded(ctx: RunContext) -> None:
         async def unload(name: str) -> None:
             await gateway.unload_adapter(spec.model, name)
 
-        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], Redone]:
+        async def roll_step(step: int, version: int, limit) -> tuple[list[list[Episode]], Redone]:
             policy = GatewayPolicy(gateway, spec.model, versions.name(version), spec.temperature)
             batch = batch_for_step(tasks, spec.groups_per_batch, spec.seed, step)
             groups, redone = await rollout_step(env, reward, policy, batch, spec.group_size, config, concurrency,
@@ -221,6 +224,21 @@ async def train_embedded(ctx: RunContext) -> None:
                 episode.weight_version = version
             return groups, redone
 
+        # the next step's groups are known now: the env prepares their sessions while this step runs
+        primer = SessionPrimer(env, config, enabled=bool(extra.get("prime_next_step", PRIME_NEXT_STEP)))
+        last_rollout_s = 0.0
+
+        async def roll(step: int, version: int, limit) -> tuple[list[list[Episode]], Redone]:
+            nonlocal last_rollout_s
+            if step < spec.total_steps:
+                primer.announce(batch_for_step(tasks, spec.groups_per_batch, spec.seed, step + 1), spec.group_size,
+                                primer.ttl_for(last_rollout_s))
+            started = time.monotonic()
+            try:
+                return await roll_step(step, version, limit)
+            finally:
+                last_rollout_s = time.monotonic() - started
+
         versions = AdapterVersions(load, unload, ctx.run_id, settings.max_staleness)
         await versions.publish(ctx.start_step)
         pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
@@ -228,4 +246,7 @@ async def train_embedded(ctx: RunContext) -> None:
                          [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config, concurrency)
         ctx.log(settings.describe())
         grpo = GRPOLearner(ctx, run, learner, loss, max(1, int(extra.get("update_epochs", 1))), settings, versions, pipeline)
-        await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))
+        try:
+            await run_steps(ctx, grpo, int(extra.get("eval_every", 0)))
+        finally:
+            await primer.close()

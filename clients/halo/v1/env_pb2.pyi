@@ -266,7 +266,7 @@ class KeepAliveResponse(_message.Message):
     def __init__(self, alive: _Optional[int] = ..., unknown: _Optional[int] = ...) -> None: ...
 
 class PoolStats(_message.Message):
-    __slots__ = ("capacity", "active_sessions", "browsers", "sessions_created", "sessions_reaped", "browser_restarts", "env_failures", "warm_contexts", "warm_starts", "cold_starts")
+    __slots__ = ("capacity", "active_sessions", "browsers", "sessions_created", "sessions_reaped", "browser_restarts", "env_failures", "warm_contexts", "warm_starts", "cold_starts", "primed_sessions", "primed_starts", "primed_unclaimed")
     CAPACITY_FIELD_NUMBER: _ClassVar[int]
     ACTIVE_SESSIONS_FIELD_NUMBER: _ClassVar[int]
     BROWSERS_FIELD_NUMBER: _ClassVar[int]
@@ -277,6 +277,9 @@ class PoolStats(_message.Message):
     WARM_CONTEXTS_FIELD_NUMBER: _ClassVar[int]
     WARM_STARTS_FIELD_NUMBER: _ClassVar[int]
     COLD_STARTS_FIELD_NUMBER: _ClassVar[int]
+    PRIMED_SESSIONS_FIELD_NUMBER: _ClassVar[int]
+    PRIMED_STARTS_FIELD_NUMBER: _ClassVar[int]
+    PRIMED_UNCLAIMED_FIELD_NUMBER: _ClassVar[int]
     capacity: int
     active_sessions: int
     browsers: int
@@ -287,4 +290,31 @@ class PoolStats(_message.Message):
     warm_contexts: int
     warm_starts: int
     cold_starts: int
-    def __init__(self, capacity: _Optional[int] = ..., active_sessions: _Optional[int] = ..., browsers: _Optional[int] = ..., sessions_created: _Optional[int] = ..., sessions_reaped: _Optional[int] = ..., browser_restarts: _Optional[int] = ..., env_failures: _Optional[int] = ..., warm_contexts: _Optional[int] = ..., warm_starts: _Optional[int] = ..., cold_starts: _Optional[int] = ...) -> None: ...
+    primed_sessions: int
+    primed_starts: int
+    primed_unclaimed: int
+    def __init__(self, capacity: _Optional[int] = ..., active_sessions: _Optional[int] = ..., browsers: _Optional[int] = ..., sessions_created: _Optional[int] = ..., sessions_reaped: _Optional[int] = ..., browser_restarts: _Optional[int] = ..., env_failures: _Optional[int] = ..., warm_contexts: _Optional[int] = ..., warm_starts: _Optional[int] = ..., cold_starts: _Optional[int] = ..., primed_sessions: _Optional[int] = ..., primed_starts: _Optional[int] = ..., primed_unclaimed: _Optional[int] = ...) -> None: ...
+
+class PrimeSessionsRequest(_message.Message):
+    __slots__ = ("task_id", "seed", "source", "observation", "run_id", "count", "ttl")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    OBSERVATION_FIELD_NUMBER: _ClassVar[int]
+    RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TTL_FIELD_NUMBER: _ClassVar[int]
+    task_id: str
+    seed: int
+    source: _common_pb2.SiteSource
+    observation: _common_pb2.ObservationOptions
+    run_id: str
+    count: int
+    ttl: _duration_pb2.Duration
+    def __init__(self, task_id: _Optional[str] = ..., seed: _Optional[int] = ..., source: _Optional[_Union[_common_pb2.SiteSource, str]] = ..., observation: _Optional[_Union[_common_pb2.ObservationOptions, _Mapping]] = ..., run_id: _Optional[str] = ..., count: _Optional[int] = ..., ttl: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ...) -> None: ...
+
+class PrimeSessionsResponse(_message.Message):
+    __slots__ = ("accepted",)
+    ACCEPTED_FIELD_NUMBER: _ClassVar[int]
+    accepted: int
+    def __init__(self, accepted: _Optional[int] = ...) -> None: ...

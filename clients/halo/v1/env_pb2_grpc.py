@@ -103,6 +103,11 @@ class EnvServiceStub:
                 request_serializer=halo_dot_v1_dot_env__pb2.KeepAliveRequest.SerializeToString,
                 response_deserializer=halo_dot_v1_dot_env__pb2.KeepAliveResponse.FromString,
                 _registered_method=True)
+        self.PrimeSessions = channel.unary_unary(
+                '/halo.v1.EnvService/PrimeSessions',
+                request_serializer=halo_dot_v1_dot_env__pb2.PrimeSessionsRequest.SerializeToString,
+                response_deserializer=halo_dot_v1_dot_env__pb2.PrimeSessionsResponse.FromString,
+                _registered_method=True)
 
 
 class EnvServiceServicer:
@@ -203,6 +208,21 @@ class EnvServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PrimeSessions(self, request, context):
+        """A hint: the client will soon create `count` sessions of this key (task, seed, source, run,
+        observation options; a GRPO trainer knows the next step's groups while the current one runs).
+        The service prepares them ahead (context, /config, start page, first observation), so those
+        CreateSession calls are answered without page work. Best effort and bounded: sessions are
+        primed only into free slots of the pool (never one a CreateSession needs: a create that finds
+        the pool full closes a primed session of another key), each goes to one session only, and one
+        nobody claims within the TTL is closed. Never fails a later CreateSession.
+        INVALID_ARGUMENT  no task_id, count 0 or over 1024, a negative TTL or one over 10 minutes
+        NOT_FOUND         unknown task
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_EnvServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -265,6 +285,11 @@ def add_EnvServiceServicer_to_server(servicer, server):
                     servicer.KeepAlive,
                     request_deserializer=halo_dot_v1_dot_env__pb2.KeepAliveRequest.FromString,
                     response_serializer=halo_dot_v1_dot_env__pb2.KeepAliveResponse.SerializeToString,
+            ),
+            'PrimeSessions': grpc.unary_unary_rpc_method_handler(
+                    servicer.PrimeSessions,
+                    request_deserializer=halo_dot_v1_dot_env__pb2.PrimeSessionsRequest.FromString,
+                    response_serializer=halo_dot_v1_dot_env__pb2.PrimeSessionsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -599,6 +624,33 @@ class EnvService:
             '/halo.v1.EnvService/KeepAlive',
             halo_dot_v1_dot_env__pb2.KeepAliveRequest.SerializeToString,
             halo_dot_v1_dot_env__pb2.KeepAliveResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PrimeSessions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/halo.v1.EnvService/PrimeSessions',
+            halo_dot_v1_dot_env__pb2.PrimeSessionsRequest.SerializeToString,
+            halo_dot_v1_dot_env__pb2.PrimeSessionsResponse.FromString,
             options,
             channel_credentials,
             insecure,

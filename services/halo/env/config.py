@@ -25,6 +25,12 @@ class EnvSettings(ServiceSettings):
         "seed, run and observation a client asks for again and again; a create that matches answers without page "
         "work. Each is handed to one session only; unused ones are closed, never retargeted (0 = off)",
     )
+    prime_hints: bool = Field(
+        True,
+        description="serve PrimeSessions: prepare the sessions a client says it will create next (a GRPO trainer's "
+        "next step), only into free slots of the pool, closed unclaimed after the hint's TTL; false = accept the "
+        "hints and prime nothing",
+    )
     acquire_timeout_s: float = Field(5.0, ge=0, description="how long CreateSession waits for a free slot before RESOURCE_EXHAUSTED")
     session_ttl_s: float = Field(
         60.0, gt=0,

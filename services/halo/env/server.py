@@ -77,6 +77,21 @@ def _duration(seconds: float) -> Duration:
     return d
 
 
+#: PrimeSessions' bounds: a hint's TTL by default and at most, and the largest count it may name
+PRIME_TTL_S = 120.0
+PRIME_MAX_TTL_S = 600.0
+PRIME_MAX_COUNT = 1024
+
+
+def _prime_ttl_s(request: pb.PrimeSessionsRequest) -> float:
+    if not request.HasField("ttl"):
+        return PRIME_TTL_S
+    ttl_s = request.ttl.ToNanoseconds() / 1e9
+    if ttl_s <= 0 or ttl_s > PRIME_MAX_TTL_S:
+        raise InvalidArgument(f"ttl must be more than 0 and at most {PRIME_MAX_TTL_S:g}s (unset: {PRIME_TTL_S:g}s), got {ttl_s:g}s")
+    return ttl_s
+
+
 def _require_session_id(session_id: str) -> str:
     if not session_id:
         raise InvalidArgument("session_id is required")
@@ -192,6 +207,18 @@ class EnvServicer(rpc.EnvServiceServicer):
     async def KeepAlive(self, request, context):
         alive = self.manager.keep_alive(list(request.session_ids))
         return pb.KeepAliveResponse(alive=alive, unknown=len(request.session_ids) - alive)
+
+    @translate_errors
+    async def PrimeSessions(self, request, context):
+        if not request.task_id:
+            raise InvalidArgument("task_id is required (see ListTasks)")
+        if not 1 <= request.count <= PRIME_MAX_COUNT:
+            raise InvalidArgument(f"count must be 1..{PRIME_MAX_COUNT}, got {request.count}")
+        accepted = self.manager.prime(
+            request.task_id, request.seed, _source(request.source), request.run_id,
+            observe_options(request.observation), request.count, _prime_ttl_s(request),
+        )
+        return pb.PrimeSessionsResponse(accepted=accepted)
 
     @translate_errors
     async def GetPoolStats(self, request, context):

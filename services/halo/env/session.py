@@ -151,7 +151,9 @@ class SessionManager:
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
                                  busy=lambda: self._creating > 0)
         self.primed = PrimedSessions(settings.primed_sessions, self._prepare, self._dispose,
-                                     busy=lambda: self._creating > 0)
+                                     busy=lambda: self._creating > 0, claim_slot=self._claim_free_slot,
+                                     release_slot=self._slots.release,
+                                     hint_limit=settings.pool_size if settings.prime_hints else 0)
         self.created = 0
         self.created_warm = 0   # of those, sessions that began on a warm context
         self.created_primed = 0   # of those, sessions prepared ahead (PrimedSessions)
@@ -256,16 +258,19 @@ class SessionManager:
         timings, clock = CreateTimings(), _Lap()
         key = SessionKey(task.id, seed, source, run_id, options)
         self.primed.asked(key, time.monotonic())
-        try:
-            await acquire_within(self._slots, self.settings.acquire_timeout_s)
-        except TimeoutError:
-            metrics.POOL_REJECTIONS.inc()
-            raise ResourceExhausted(
-                f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
-                "close sessions or raise --pool-size"
-            ) from None
+        prepared = self.primed.take(key)   # it holds a slot already: the session takes it over
+        if prepared is None:
+            if self._slots.locked():
+                self.primed.evict()   # the pool is full: a primed session of another key gives its slot up
+            try:
+                await acquire_within(self._slots, self.settings.acquire_timeout_s)
+            except TimeoutError:
+                metrics.POOL_REJECTIONS.inc()
+                raise ResourceExhausted(
+                    f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
+                    "close sessions or raise --pool-size"
+                ) from None
         timings.slot_s = clock.lap()
-        prepared = self.primed.take(key)
         if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
             session = prepared.session
             session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_steps
@@ -310,6 +315,23 @@ class SessionManager:
         self._record_create(timings)
         self.primed.finished(key)
         return session, observation
+
+    def prime(self, task_id: str, seed: int, source: Source | None, run_id: str, options: ObserveOptions,
+              count: int, ttl_s: float) -> int:
+        """PrimeSessions: prepare `count` sessions of this key ahead (see PrimedSessions.hint); returns
+        how many were accepted. An unknown task is NotFound and a refused source FailedPrecondition,
+        as the create would say."""
+        task = self.registry.get(task_id)
+        source, _ = self._resolve_source(task, source)
+        return self.primed.hint(SessionKey(task.id, seed, source, run_id, options), count, ttl_s)
+
+    async def _claim_free_slot(self) -> bool:
+        """A session slot for a primed session, only when one is free and no create waits for one."""
+        try:
+            await acquire_within(self._slots, 0)
+        except TimeoutError:
+            return False
+        return True
 
     def _session_on(self, ready: ReadyContext, task: TaskSpec, source: Source, base_url: str, max_steps: int,
                     labels: dict[str, str] | None, run_id: str) -> Session:
@@ -643,6 +665,8 @@ class SessionManager:
             "sessions_reaped": self.reaped, "browser_restarts": self.pool.restarts,
             "env_failures": self.env_failures, "warm_contexts": self.warm.ready,
             "warm_starts": self.created_warm, "cold_starts": self.created - self.created_warm,
+            "primed_sessions": self.primed.ready, "primed_starts": self.created_primed,
+            "primed_unclaimed": self.primed.disposed,
         }
 
 

@@ -189,9 +189,13 @@ class CreateResult:
     warm_share: float          # creates that began on a warm context
     primed_share: float = 0.0  # creates answered by a session prepared ahead
     service_p50_ms: float = 0.0   # the whole create inside the service (the rest of p50 is gRPC and the client)
+    round_s: float = 0.0       # grpo modes: mean wall time of a round (its creates and its episodes' steps)
 
 
-CREATE_MODES = ("create-cold", "create", "create-primed")
+GRPO_MODES = ("create-grpo", "create-grpo-hinted")
+CREATE_MODES = ("create-cold", "create", "create-primed", *GRPO_MODES)
+#: grpo modes: the steps of each episode (Noop + observation), the page work during which the next round is primed
+EPISODE_STEPS = 5
 
 
 async def _create_level(env, manager, sessions: int, rounds: int, task: str, image_format: str, warm: int,
@@ -201,7 +205,6 @@ async def _create_level(env, manager, sessions: int, rounds: int, task: str, ima
     the primed sessions, which start with the second burst: the task recurs) are given the time an
     episode would give them to refill."""
     from halo.client.env import observation_options
-    from halo.env.session import CreateTimings
 
     opts = observation_options(image_format, 80)
     await manager.warm.resize(warm)
@@ -225,25 +228,68 @@ async def _create_level(env, manager, sessions: int, rounds: int, task: str, ima
         for c in created:
             await env.close_session(c.session_id)
     manager.primed.resize(0)
-    timings = list(manager.create_timings)[first:]
-    phases = {p: _percentile([getattr(t, f"{p}_s") for t in timings], 50) * 1e3 for p in CreateTimings.PHASES}
     mode = "create-primed" if primed else "create" if warm else "create-cold"
+    return _create_result(mode, sessions, latencies, list(manager.create_timings)[first:])
+
+
+async def _grpo_level(env, manager, sessions: int, rounds: int, task: str, image_format: str, warm: int,
+                      progress, task_id, hinted: bool) -> CreateResult:
+    """GRPO-like rounds: each round creates `sessions` sessions of a (task, seed) no create asked for
+    before, all at once (a GRPO step's group), and runs EPISODE_STEPS steps in each before closing
+    them (the episodes: no model calls). With `hinted`, each round first announces the next round's
+    key (PrimeSessions, count `sessions`), as the GRPO trainer announces step N+1's groups when step
+    N's rollouts start, so the env primes them while this round's episodes run (the pool has room
+    for two rounds). The same seeds in both modes; each mode its own run id (its own keys)."""
+    from halo.client.env import observation_options
+
+    opts = observation_options(image_format, 80)
+    await manager.warm.resize(warm)
+    manager.primed.resize(0)   # no recurring key: only the hints prime
+    first = len(manager.create_timings)
+    latencies: list[float] = []
+    run_id = "bench-hinted" if hinted else "bench-plain"
+    started = time.perf_counter()
+
+    async def episode(seed: int) -> None:
+        t = time.perf_counter()
+        created = await env.create_session(task, seed=seed, observation=opts, run_id=run_id)
+        latencies.append(time.perf_counter() - t)
+        progress.advance(task_id)
+        for _ in range(EPISODE_STEPS):
+            await env.step(created.session_id, A.Noop(), observation=opts)
+        await env.close_session(created.session_id)
+
+    for r in range(rounds):
+        if hinted and r + 1 < rounds:
+            await env.prime_sessions(task, sessions, seed=r + 1, observation=opts, run_id=run_id, ttl_s=120)
+        await asyncio.gather(*(episode(r) for _ in range(sessions)))
+    round_s = (time.perf_counter() - started) / rounds
+    await asyncio.sleep(0.5)   # nothing hinted is left over (the last round announces none); let disposals finish
+    return _create_result("create-grpo-hinted" if hinted else "create-grpo", sessions, latencies,
+                          list(manager.create_timings)[first:], round_s)
+
+
+def _create_result(mode: str, sessions: int, latencies: list[float], timings: list, round_s: float = 0.0) -> CreateResult:
+    """A create mode's figures: the client's latencies and the service's CreateTimings of its creates."""
+    from halo.env.session import CreateTimings
+
+    phases = {p: _percentile([getattr(t, f"{p}_s") for t in timings], 50) * 1e3 for p in CreateTimings.PHASES}
     return CreateResult(mode, sessions, len(latencies), _percentile(latencies, 50) * 1e3,
                         _percentile(latencies, 95) * 1e3, phases, sum(t.warm for t in timings) / max(len(timings), 1),
                         sum(t.primed for t in timings) / max(len(timings), 1),
-                        _percentile([t.total_s for t in timings], 50) * 1e3)
+                        _percentile([t.total_s for t in timings], 50) * 1e3, round_s)
 
 
 def _create_table(results: list[CreateResult], task: str, image_format: str) -> Table:
     from halo.env.session import CreateTimings
 
     table = Table(title=f"CreateSession ms: {task}, n concurrent, first observation {image_format} + AXTree; phases: p50 in the service")
-    for col in ("n", "mode", "p50", "p95", "service", *CreateTimings.PHASES, "warm", "primed"):
+    for col in ("n", "mode", "p50", "p95", "service", *CreateTimings.PHASES, "warm", "primed", "round s"):
         table.add_column(col, justify="right")
     for r in results:
         table.add_row(str(r.sessions), r.mode, f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}", f"{r.service_p50_ms:.0f}",
                       *(f"{r.phases_p50_ms[p]:.0f}" for p in CreateTimings.PHASES), f"{r.warm_share:.0%}",
-                      f"{r.primed_share:.0%}")
+                      f"{r.primed_share:.0%}", f"{r.round_s:.1f}" if r.round_s else "")
     return table
 
 
@@ -266,7 +312,9 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
     results: list[BenchResult] = []
     creates: list[CreateResult] = []
     try:
-        async with LocalStack(env_overrides={"pool_size": max(levels), "browsers": 1,
+        # the grpo modes' hints prime the next round while a round runs: room for two rounds
+        pool_size = max(levels) * (2 if set(GRPO_MODES) & set(modes) else 1)
+        async with LocalStack(env_overrides={"pool_size": pool_size, "browsers": 1,
                                              "warm_contexts": warm_contexts}) as stack:
             async with EnvClient(stack.env_target) as env, async_playwright() as pw:
                 browser = await pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -281,6 +329,11 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                             if mode in CREATE_MODES:
                                 task = progress.add_task(f"{n} session(s): {mode}", total=n * create_rounds)
                                 warm = 0 if mode == "create-cold" else min(warm_contexts, max(levels))
+                                if mode in GRPO_MODES:
+                                    creates.append(await _grpo_level(env, stack.env_manager, n, create_rounds, create_task,
+                                                                     image_format, warm, progress, task,
+                                                                     hinted=mode == "create-grpo-hinted"))
+                                    continue
                                 primed = max(levels) if mode == "create-primed" else 0
                                 creates.append(await _create_level(env, stack.env_manager, n, create_rounds, create_task,
                                                                    image_format, warm, progress, task, primed))
