@@ -87,7 +87,8 @@ class ServiceClient:
         name = getattr(method, "_method", b"") or b""
         name = (name.decode() if isinstance(name, bytes) else str(name)).rsplit("/", 1)[-1] or "the call"
         hint = f"; {self.deadline_hint}" if self.deadline_hint else ""
-        return DeadlineExceeded(f"{name} to {self.target} got no answer within this client's deadline of {deadline:g}s{hint}")
+        return DeadlineExceeded(f"DEADLINE_EXCEEDED: {name} to {self.target} got no answer within this client's "
+                                f"deadline of {deadline:g}s{hint}")
 
     async def _read(self, method: Callable[..., Awaitable[T]], request: Any, timeout_s: float | None = None) -> T:
         """An idempotent call: retried on UNAVAILABLE (3 tries, 0.2 s -> 2 s backoff)."""
