@@ -127,16 +127,18 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     from tests.tinker_server.conftest import API_KEY
 
     env = dict(os.environ, TINKER_API_KEY=API_KEY)
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=420, env=env)
+    try:   # 900 s, as for the gateway-sampling run below: at load average ~25 SkyRL took 195 s to JIT-compile
+        # the first 3K-token forward_backward, and 420 s ended this run after its first step
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"halo train did not finish in 420 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
+        pytest.fail(f"halo train did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"halo train failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     return {"run_dir": run_dir, "output": output}
 
 
+@pytest.mark.timeout(1500)   # the first test to ask for trained_run pays for the run
 def test_halo_train_on_tinker_runs_the_cookbook_loop_over_the_real_sdk(trained_run):
     run_dir: Path = trained_run["run_dir"]
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
@@ -332,7 +334,7 @@ async def test_halo_train_kind_mcts_on_tinker_searches_through_the_gateway_and_c
     assert row["pairs"] * 2 == row["dpo_datums"]
 
 
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)   # a LoRA, sampler weights, and JIT compiles of logprobs, forward and backward
 async def test_the_mcts_dpo_step_trains_the_preferred_action_up_on_the_real_server(tinker_server, tinker_key):
     """MCTS on Tinker's update against the real server: a step-level preference pair (clicking
     the Sign up button over a link, from one page state) as the cookbook's DPO datums, the
