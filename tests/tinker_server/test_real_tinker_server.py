@@ -5,10 +5,14 @@ Covered: the SDK's own calls (forward, forward_backward + optim_step that move t
 save_weights_for_sampler to a tinker:// path, sampling those weights with token logprobs), the
 adapter's fail-fast refusal of image chunks, a short `halo train --backend tinker --observation
 text` on a replica task (tinker-cookbook's loop, checkpoints with tinker:// paths), sampling
-the trained weights through the policy gateway's tinker route, and the same run with its rollouts
-sampled through the gateway (`--tinker-sampling gateway`).
+the trained weights through the policy gateway's tinker route, the same run with its rollouts
+sampled through the gateway (`--tinker-sampling gateway`), MCTS on Tinker (`halo train --kind mcts`:
+its search sampling through a gateway's tinker route, checkpoints with tinker:// paths) and the
+MCTS DPO update (`forward_backward_custom` with the DPO loss against saved reference weights).
 Not covered here (SkyRL 0.3.0 lacks them; the offline tests in tests/tinker cover HALO's side):
-resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only).
+resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only);
+nor an MCTS search that finds pairs by itself (the tiny random model writes no parseable action;
+tests/mcts/test_mcts_tinker.py covers that offline).
 Opt-in: `make test-tinker-server` (see conftest.py and the README).
 """
 
