@@ -120,6 +120,10 @@ def forward_backward_to_proto(result: dict[str, Any]) -> bytes:
     for key, value in (result.get("metrics") or {}).items():
         msg.metrics[key] = float(value)
     outputs = result.get("loss_fn_outputs") or []
+    if "loss:sum" not in msg.metrics and outputs and all("elementwise_loss" in d for d in outputs):
+        # Tinker reports the summed loss, and the SDK's forward_backward_custom pops it (KeyError
+        # without it); SkyRL 0.3.0 sends only the per-token losses, whose sum it is
+        msg.metrics["loss:sum"] = float(sum(np.sum(d["elementwise_loss"]["data"]) for d in outputs))
     if outputs:
         record = msg.loss_fn_outputs.add(num_datums=len(outputs))
         for name in outputs[0]:

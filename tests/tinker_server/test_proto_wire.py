@@ -75,6 +75,9 @@ def test_results_become_the_protos_the_sdk_decodes():
     assert fb.metrics == {"loss:sum": 1.5} and len(fb.loss_fn_outputs) == 2
     assert fb.loss_fn_outputs[0]["logprobs"].tolist() == [-1.0, -2.0]
     assert fb.loss_fn_outputs[1]["elementwise_loss"].tolist() == [0.125]
+    # SkyRL leaves out loss:sum (the SDK's forward_backward_custom needs it): the per-token losses' sum
+    summed = deserialize_forward_backward_output(result_to_proto({"loss_fn_output_type": "scalar", "loss_fn_outputs": outputs}))
+    assert summed.metrics == {"loss:sum": 0.875}
     assert result_to_proto({"metrics": {}}) is None   # optim_step & co. stay JSON
 
 
