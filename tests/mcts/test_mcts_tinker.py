@@ -10,6 +10,7 @@ reading the prompt; its critic answers score the "Sign up" click above the rest.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -86,9 +87,10 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
 
     monkeypatch.setattr(halo.cli.train, "train_local", fake_train_local)
     assert main(["train", "--kind", "mcts", "--backend", "tinker", "--tasks", "playground-signup", "--steps", "2",
-                 "--simulations", "9"]) == 0
+                 "--simulations", "9", "--sample-timeout", "900"]) == 0
     (spec,) = seen
     assert (spec.kind, spec.backend, spec.learning_rate, spec.extra["simulations"]) == ("mcts", "tinker", 1e-6, 9)
+    assert spec.extra["sample_timeout_s"] == 900.0
     assert resolve_trainer(spec) is train_mcts_tinker
 
 
@@ -103,24 +105,67 @@ async def test_without_an_api_key_an_mcts_tinker_run_fails_with_a_clear_message(
     assert "TINKER_API_KEY" in jobs.get(record.run_id).error
 
 
-@pytest.fixture
-async def tinker_gateway(tiny_dir, renderer):  # noqa: F811
-    """A policy gateway whose Tinker route is the real TinkerBackend over the fake SDK."""
+async def _start_tinker_gateway(tiny_dir: str, renderer, before_sample=None):  # noqa: F811
+    """A policy gateway whose Tinker route is the real TinkerBackend over the fake SDK
+    (`before_sample`: the fake samplers' async hook before each sample)."""
     from halo.policy.config import GatewayConfig, GatewaySettings, RouteConfig
     from halo.policy.server import build_service
     from halo.runtime.server import start_service
     from tests.policy.tinker_fakes import TinkerBackendWithFakeSdk
 
-    sdk = FakeServiceClient(lambda path: FakeSamplingClient(renderer.tokenizer, signup_search_script(), model_path=path))
+    sdk = FakeServiceClient(lambda path: FakeSamplingClient(renderer.tokenizer, signup_search_script(), model_path=path,
+                                                            before_sample=before_sample))
     route = RouteConfig(name=ROUTE, backend="tinker", base_model=MODEL, max_tokens=64, retries=0, timeout_s=120,
                         tinker={"tokenizer": tiny_dir})
     gateway_sdk = FakeGatewaySdk(sdk)
     settings = GatewaySettings(port=0, metrics_port=-1)
     service = build_service(settings, config=GatewayConfig(default_critic=ROUTE, routes=[route]),
                             backends={ROUTE: TinkerBackendWithFakeSdk(route, gateway_sdk)})
-    running = await start_service(service, settings)
+    return await start_service(service, settings), sdk, gateway_sdk
+
+
+@pytest.fixture
+async def tinker_gateway(tiny_dir, renderer):  # noqa: F811
+    """A policy gateway whose Tinker route is the real TinkerBackend over the fake SDK."""
+    running, sdk, gateway_sdk = await _start_tinker_gateway(tiny_dir, renderer)
     yield running, sdk, gateway_sdk
     await running.stop(grace=1.0)
+
+
+async def test_a_sample_past_the_runs_deadline_fails_the_run_naming_the_setting_that_raises_it(
+        jobs_factory, tiny_dir, renderer, monkeypatch):  # noqa: F811
+    """A backend whose first sample compiles (SkyRL's JAX server on CPU: a minute or more per new
+    length on a loaded machine) outlives the run's sample deadline: the run fails saying which call,
+    which deadline and which setting raises it (`--sample-timeout`), not a bare DEADLINE_EXCEEDED."""
+    import asyncio
+
+    from halo.trainer.store import RunState
+
+    async def compiling(call: int) -> None:   # the first sample of each sampler is slow, the rest are not
+        if call == 1:
+            await asyncio.sleep(4.0)
+
+    running, sdk, _ = await _start_tinker_gateway(tiny_dir, renderer, before_sample=compiling)
+    monkeypatch.setattr(tinker, "ServiceClient", sdk)
+    monkeypatch.setenv("TINKER_API_KEY", "offline-test-key")
+    try:
+        jobs = jobs_factory(running.target)
+        spec = RunSpec(kind="mcts", backend="tinker", task_ids=["playground-signup"], total_steps=1, groups_per_batch=1,
+                       max_steps=1, extra={"simulations": 1, "children": 2, "widen_every": 0, "tokenizer": tiny_dir,
+                                           "sample_timeout_s": 1.0})
+        record = await jobs.start_run(spec)
+        [e async for e in jobs.watch(record.run_id)]
+        failed = jobs.get(record.run_id)
+        assert failed.state is RunState.FAILED
+        assert "Sample to " in failed.error and "deadline of 1s" in failed.error and "--sample-timeout" in failed.error
+        # the same run with a deadline that covers the slow first sample gets through its step
+        record = await jobs.start_run(dataclasses.replace(spec, name="", extra=spec.extra | {"sample_timeout_s": 30}))
+        [e async for e in jobs.watch(record.run_id)]
+        done = jobs.get(record.run_id)
+        assert done.state is RunState.SUCCEEDED, done.error
+        assert [r["step"] for r in jobs.store.metrics(record.run_id)] == [1]
+    finally:
+        await running.stop(grace=1.0)
 
 
 def _positions(model_input: tinker.ModelInput) -> list:

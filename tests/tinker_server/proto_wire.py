@@ -103,8 +103,13 @@ def sample_to_proto(result: dict[str, Any]) -> bytes:
         if seq.get("logprobs") is not None:
             out.logprobs = np.asarray(seq["logprobs"], dtype=np.float32).tobytes()
     if result.get("prompt_logprobs") is not None:
-        # SkyRL writes None for the first prompt position; the wire's convention is NaN
-        values = [float("nan") if v is None else v for v in result["prompt_logprobs"]]
+        # Tinker's contract: one entry per prompt token, the first without a logprob (NaN on the
+        # wire; the SDK and the cookbook's DPO drop it with [1:]). SkyRL 0.3.0's JAX backend scores
+        # only positions 1..n-1 (logits[:-1] against ids[1:]): one short, so the first is added here
+        raw = list(result["prompt_logprobs"])
+        if not raw or raw[0] is not None:
+            raw = [None, *raw]
+        values = [float("nan") if v is None else v for v in raw]
         msg.prompt_logprobs = np.asarray(values, dtype=np.float32).tobytes()
     return msg.SerializeToString()
 
@@ -115,6 +120,10 @@ def forward_backward_to_proto(result: dict[str, Any]) -> bytes:
     for key, value in (result.get("metrics") or {}).items():
         msg.metrics[key] = float(value)
     outputs = result.get("loss_fn_outputs") or []
+    if "loss:sum" not in msg.metrics and outputs and all("elementwise_loss" in d for d in outputs):
+        # Tinker reports the summed loss, and the SDK's forward_backward_custom pops it (KeyError
+        # without it); SkyRL 0.3.0 sends only the per-token losses, whose sum it is
+        msg.metrics["loss:sum"] = float(sum(np.sum(d["elementwise_loss"]["data"]) for d in outputs))
     if outputs:
         record = msg.loss_fn_outputs.add(num_datums=len(outputs))
         for name in outputs[0]:

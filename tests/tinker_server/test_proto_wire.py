@@ -56,13 +56,15 @@ def test_image_chunks_are_refused_with_the_reason():
 def test_results_become_the_protos_the_sdk_decodes():
     sample = result_to_proto({"sequences": [{"stop_reason": "length", "tokens": [9, 8], "logprobs": [-0.5, -1.25]},
                                             {"stop_reason": "stop", "tokens": [7], "logprobs": [-2.0]}],
-                              "prompt_logprobs": [None, -3.0]})
+                              "prompt_logprobs": [-3.0, -0.5]})   # SkyRL's: positions 1..n-1 of a 3-token prompt
     decoded = deserialize_sample_response(sample)
     assert [list(s.tokens) for s in decoded.sequences] == [[9, 8], [7]]
     assert [s.stop_reason for s in decoded.sequences] == ["length", "stop"]
     assert list(decoded.sequences[0].logprobs) == [-0.5, -1.25]
-    first, second = decoded.prompt_logprobs
-    assert (first is None or np.isnan(first)) and second == -3.0   # the first position has none
+    first, *rest = decoded.prompt_logprobs
+    assert (first is None or np.isnan(first)) and rest == [-3.0, -0.5]   # one per prompt token, the first has none
+    already = deserialize_sample_response(result_to_proto({"sequences": [], "prompt_logprobs": [None, -3.0]}))
+    assert len(already.prompt_logprobs) == 2 and already.prompt_logprobs[1] == -3.0   # a list with its first entry stays
 
     outputs = [{"logprobs": {"data": [-1.0, -2.0], "dtype": "float32", "shape": [2]},
                 "elementwise_loss": {"data": [0.5, 0.25], "dtype": "float32", "shape": [2]}},
@@ -73,6 +75,9 @@ def test_results_become_the_protos_the_sdk_decodes():
     assert fb.metrics == {"loss:sum": 1.5} and len(fb.loss_fn_outputs) == 2
     assert fb.loss_fn_outputs[0]["logprobs"].tolist() == [-1.0, -2.0]
     assert fb.loss_fn_outputs[1]["elementwise_loss"].tolist() == [0.125]
+    # SkyRL leaves out loss:sum (the SDK's forward_backward_custom needs it): the per-token losses' sum
+    summed = deserialize_forward_backward_output(result_to_proto({"loss_fn_output_type": "scalar", "loss_fn_outputs": outputs}))
+    assert summed.metrics == {"loss:sum": 0.875}
     assert result_to_proto({"metrics": {}}) is None   # optim_step & co. stay JSON
 
 

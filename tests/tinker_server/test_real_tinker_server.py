@@ -5,10 +5,14 @@ Covered: the SDK's own calls (forward, forward_backward + optim_step that move t
 save_weights_for_sampler to a tinker:// path, sampling those weights with token logprobs), the
 adapter's fail-fast refusal of image chunks, a short `halo train --backend tinker --observation
 text` on a replica task (tinker-cookbook's loop, checkpoints with tinker:// paths), sampling
-the trained weights through the policy gateway's tinker route, and the same run with its rollouts
-sampled through the gateway (`--tinker-sampling gateway`).
+the trained weights through the policy gateway's tinker route, the same run with its rollouts
+sampled through the gateway (`--tinker-sampling gateway`), MCTS on Tinker (`halo train --kind mcts`:
+its search sampling through a gateway's tinker route, checkpoints with tinker:// paths) and the
+MCTS DPO update (`forward_backward_custom` with the DPO loss against saved reference weights).
 Not covered here (SkyRL 0.3.0 lacks them; the offline tests in tests/tinker cover HALO's side):
-resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only).
+resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only);
+nor an MCTS search that finds pairs by itself (the tiny random model writes no parseable action;
+tests/mcts/test_mcts_tinker.py covers that offline).
 Opt-in: `make test-tinker-server` (see conftest.py and the README).
 """
 
@@ -127,16 +131,18 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     from tests.tinker_server.conftest import API_KEY
 
     env = dict(os.environ, TINKER_API_KEY=API_KEY)
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=420, env=env)
+    try:   # 900 s, as for the gateway-sampling run below: at load average ~25 SkyRL took 195 s to JIT-compile
+        # the first 3K-token forward_backward, and 420 s ended this run after its first step
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     except subprocess.TimeoutExpired as exc:
-        pytest.fail(f"halo train did not finish in 420 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
+        pytest.fail(f"halo train did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
     output = done.stdout + done.stderr
     assert done.returncode == 0, f"halo train failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
     (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
     return {"run_dir": run_dir, "output": output}
 
 
+@pytest.mark.timeout(1500)   # the first test to ask for trained_run pays for the run
 def test_halo_train_on_tinker_runs_the_cookbook_loop_over_the_real_sdk(trained_run):
     run_dir: Path = trained_run["run_dir"]
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
@@ -249,3 +255,131 @@ async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(ti
     requests, candidates, loads = (a - b for a, b in zip(after, before, strict=True))
     assert requests == samples and candidates == samples   # every sample went through Sample, its text parsed there
     assert loads == 2   # each iteration's sampler weights, by their tinker:// path
+
+
+def _tinker_route(tinker_server, name: str):
+    """A gateway route at the SkyRL server (300 s per call: a first sample of a new length JIT-compiles)."""
+    from halo.policy.config import RouteConfig
+    from tests.tinker_server.conftest import API_KEY
+
+    return RouteConfig(name=name, backend="tinker", base_model=tinker_server.model, api_key=API_KEY, max_tokens=24,
+                       timeout_s=300, retries=0, tinker={"tokenizer": tinker_server.model, "service_url": tinker_server.url})
+
+
+# the search's samples and critiques JIT-compile new lengths on SkyRL (~60 s each on a loaded CPU)
+@pytest.mark.timeout(1500)
+async def test_halo_train_kind_mcts_on_tinker_searches_through_the_gateway_and_checkpoints_on_the_server(
+        tinker_server, tmp_path):
+    """`halo train --kind mcts --backend tinker --observation text` against the real server, its
+    search sampling through a gateway started here (the run's `--gateway`): the run's reference
+    weights and each step's weights are saved on the server and loaded into the gateway by their
+    tinker:// paths, every Sample the search made went through that gateway's route, and the
+    step's checkpoint records the server's paths. The tiny random Qwen3 writes no parseable
+    action, so its candidates are invalid and the tree finds no sibling pairs: the DPO update on
+    the server is the next test's."""
+    import asyncio
+
+    from halo.policy import metrics
+    from halo.policy.config import GatewayConfig, GatewaySettings
+    from halo.policy.server import build_service
+    from halo.runtime.server import start_service
+    from tests.tinker_server.conftest import API_KEY
+
+    route = _tinker_route(tinker_server, "tinker-mcts")
+    settings = GatewaySettings(port=0, metrics_port=-1)
+    running = await start_service(build_service(settings, config=GatewayConfig(routes=[route])), settings)
+
+    def counted() -> tuple[float, float, float, float]:
+        return (metrics.REQUESTS.labels(route.name, "Sample", "ok")._value.get(),
+                metrics.CANDIDATES.labels(route.name, "true")._value.get(),
+                metrics.CANDIDATES.labels(route.name, "false")._value.get(),
+                metrics.ADAPTER_LOADS.labels(route.name)._value.get())
+
+    before = counted()
+    runs = tmp_path / "runs"
+    command = halo_cli() + [
+        "train", "--kind", "mcts", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "1", "--groups-per-batch", "1", "--simulations", "2", "--children", "2", "--widen-every", "0",
+        "--max-steps", "2", "--max-tokens", "24", "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0",
+        "--observation", "text", "--runs-dir", str(runs), "--name", "tinker-mcts", "--gateway", running.target,
+        "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "route": route.name}),
+    ]
+    try:
+        env = dict(os.environ, TINKER_API_KEY=API_KEY)
+        try:   # in a thread: this test's event loop serves the gateway meanwhile
+            done = await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=900, env=env)
+        except subprocess.TimeoutExpired as exc:
+            pytest.fail(f"halo train --kind mcts did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\n"
+                        f"server:\n{tinker_server.log_tail()}")
+        after = counted()
+    finally:
+        await running.stop(grace=1.0)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"halo train failed ({done.returncode}):\n{output[-5000:]}\nserver:\n{tinker_server.log_tail()}"
+
+    (run_dir,) = [p for p in runs.iterdir() if p.is_dir()]
+    (row,) = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    assert row["step"] == 1 and row["searches"] == 1 and row["env_failures"] == 0 and row["simulations"] >= 1
+    (folder,) = sorted((run_dir / "checkpoints").iterdir())
+    (search,) = json.loads((folder / "search.json").read_text())
+    stats = search["stats"]
+    assert search["task_id"] == "playground-signup" and stats["expansions"] >= 1 and stats["sample_calls"] >= 1
+    requests, valid, invalid, loads = (a - b for a, b in zip(after, before, strict=True))
+    assert requests == stats["sample_calls"]                       # every sample of the search went through the route
+    assert valid + invalid == 2 * stats["sample_calls"] and invalid == row["invalid_candidates"]   # K=2 candidates each
+    assert loads == 2   # the reference weights (the first search's) and step 1's (the next step's), by tinker:// path
+    info = json.loads((folder / "tinker.json").read_text())
+    adapter = json.loads((folder / "adapter.json").read_text())
+    assert info["state_path"].startswith("tinker://") and info["state_path"].endswith("/weights/000001")
+    assert info["sampler_path"].startswith("tinker://") and info["sampler_path"].endswith("/000001")
+    assert adapter["sampler_path"] == info["sampler_path"] and adapter["state_path"] == info["state_path"]
+    assert adapter["mode"] == "qwen3vl_mcts" and adapter["route"] == route.name and adapter["loss"] == "dpo"
+    assert adapter["reference_sampler_path"].startswith("tinker://") and adapter["reference_sampler_path"].endswith("/reference")
+    assert row["pairs"] * 2 == row["dpo_datums"]
+
+
+@pytest.mark.timeout(1200)   # a LoRA, sampler weights, and JIT compiles of logprobs, forward and backward
+async def test_the_mcts_dpo_step_runs_on_the_real_server(tinker_server, tinker_key):
+    """MCTS on Tinker's update against the real server: a step-level preference pair (clicking
+    the Sign up button over a link, from one page state) as the cookbook's DPO datums, the
+    reference's logprobs from `compute_logprobs` on saved sampler weights, and
+    `forward_backward_custom` with the DPO loss + `optim_step` (`mcts.tinker.dpo_step`): the first
+    update starts at the reference (loss log 2: the reference's logprobs line up with the
+    policy's), and the updates move the policy off it. Not asserted: the direction; at lr 0.05 the
+    first update lowered the chosen action's margin (0 -> -0.042) on this random 2-layer model
+    whose two actions differ in one token (README)."""
+    import math
+
+    import tinker
+
+    from halo.agent import actions as A
+    from halo.agent.context import PolicyContext, page_from_proto
+    from halo.runs.spec import RunSpec
+    from halo.trainers.mcts.preferences import PreferencePair, labeled_comparisons
+    from halo.trainers.mcts.tinker import dpo_datums, dpo_step, prompt_options_for, reference_logprobs
+    from halo.trainers.tinker_gateway import save_sampler_weights
+    from halo.trainers.tinker_train import renderer_for_spec
+    from halo.v1 import common_pb2 as cpb
+
+    spec = RunSpec(kind="mcts", backend="tinker", model=tinker_server.model,
+                   extra={"tokenizer": tinker_server.model, "screenshots": False})
+    observation = cpb.Observation(url="http://127.0.0.1/playground/", width=1280, height=720,
+                                  axtree='[12] button "Sign up"\n[13] link "Help"\n[14] textbox "Email"')
+    context = PolicyContext(GOAL, page_from_proto(observation))
+    pair = PreferencePair("playground-signup", 0, 0, context, A.ClickElement("12"), A.ClickElement("13"), 0.9, 0.2)
+    datums = dpo_datums(renderer_for_spec(spec), labeled_comparisons([pair], prompt_options=prompt_options_for(spec)))
+    assert len(datums) == 2 and all(not any(isinstance(c, tinker.types.ImageChunk) for c in d.model_input.chunks)
+                                    for d in datums)
+
+    service = tinker.ServiceClient(base_url=tinker_server.url, api_key=tinker_key)
+    training = await service.create_lora_training_client_async(base_model=tinker_server.model, rank=8)
+    reference_path = await save_sampler_weights(training, "dpo-reference", None)
+    reference = await service.create_sampling_client_async(model_path=reference_path)
+    ref = await reference_logprobs(reference, datums)
+    assert [len(r) for r in ref] == [d.model_input.length for d in datums]
+    adam = tinker.AdamParams(learning_rate=0.05)
+    steps = [await dpo_step(training, datums, ref, beta=0.1, adam=adam) for _ in range(3)]
+    assert steps[0]["dpo_loss"] == pytest.approx(math.log(2), abs=0.01)   # policy = reference before the first update
+    margins = [s["dpo_margin"] for s in steps]
+    assert margins[0] == pytest.approx(0.0, abs=0.01) and margins[1] != margins[0]   # the update moved the policy
+    assert all(math.isfinite(s["dpo_loss"]) for s in steps)

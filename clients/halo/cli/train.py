@@ -261,6 +261,11 @@ def run(args: argparse.Namespace) -> int:
     spec.extra |= suite_defaults.get("extra", {})
     if args.tinker_sampling:
         spec.extra["tinker_sampling"] = args.tinker_sampling
+    if args.sample_timeout < 0:
+        print("halo train: --sample-timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
+    if args.sample_timeout:
+        spec.extra["sample_timeout_s"] = args.sample_timeout
     if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
         spec.extra["screenshots"] = False
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
@@ -352,6 +357,10 @@ def add_parser(sub) -> None:
                             "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
                             "README: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
                             "with --max-staleness)")
+    train.add_argument("--sample-timeout", type=float, default=0.0, metavar="S",
+                       help="deadline of each policy-gateway call of a Tinker or local-LoRA run (default 600 s Tinker, "
+                            "300 s local LoRA; the route's own timeout and retries run inside it): raise it for a backend "
+                            "whose first samples compile, such as a JAX Tinker-API server on CPU")
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

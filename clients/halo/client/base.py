@@ -3,6 +3,7 @@ error mapping."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any, Self, TypeVar
@@ -11,7 +12,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tenacity import retry_if_exception_type, stop_after_attempt, wait_exponential, AsyncRetrying
 
-from halo.errors import HaloError, Unavailable, from_rpc_error
+from halo.errors import DeadlineExceeded, HaloError, Unavailable, from_rpc_error
 
 T = TypeVar("T")
 
@@ -46,6 +47,10 @@ class ServiceClient:
     `tls_ca` (a PEM file of the root certificate(s) to trust) makes the channel TLS; the server's
     certificate must name the host of `target`. `token` is sent as `authorization: Bearer <token>`
     on every call, over either kind of channel.
+
+    A call that outlives its own deadline raises DeadlineExceeded naming that deadline and
+    `deadline_hint` (the setting that raises it, e.g. a trainer's `--sample-timeout`), so that a
+    slow backend is told apart from a server-side timeout, which comes with the server's message.
     """
 
     stub_class: type = object
@@ -53,9 +58,11 @@ class ServiceClient:
     def __init__(
         self, target: str, *, token: str = "", timeout_s: float = DEFAULT_TIMEOUT_S,
         channel: grpc.aio.Channel | None = None, max_message_mb: int = 16, tls_ca: str | Path = "",
+        deadline_hint: str = "",
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
+        self.deadline_hint = deadline_hint
         self._owns_channel = channel is None
         max_bytes = max_message_mb * 1024 * 1024
         self.channel = channel or open_channel(target, tls_ca=tls_ca, options=[
@@ -66,10 +73,22 @@ class ServiceClient:
         self._health = health_pb2_grpc.HealthStub(self.channel)
 
     async def _call(self, method: Callable[..., Awaitable[T]], request: Any, timeout_s: float | None = None) -> T:
+        deadline = timeout_s or self.timeout_s
+        started = time.monotonic()
         try:
-            return await method(request, timeout=timeout_s or self.timeout_s, metadata=self._metadata)
+            return await method(request, timeout=deadline, metadata=self._metadata)
         except grpc.aio.AioRpcError as exc:
-            raise from_rpc_error(exc) from None
+            error = from_rpc_error(exc)
+            if isinstance(error, DeadlineExceeded) and time.monotonic() - started >= deadline:
+                raise self._own_deadline(method, deadline) from None
+            raise error from None
+
+    def _own_deadline(self, method: Any, deadline: float) -> DeadlineExceeded:
+        name = getattr(method, "_method", b"") or b""
+        name = (name.decode() if isinstance(name, bytes) else str(name)).rsplit("/", 1)[-1] or "the call"
+        hint = f"; {self.deadline_hint}" if self.deadline_hint else ""
+        return DeadlineExceeded(f"DEADLINE_EXCEEDED: {name} to {self.target} got no answer within this client's "
+                                f"deadline of {deadline:g}s{hint}")
 
     async def _read(self, method: Callable[..., Awaitable[T]], request: Any, timeout_s: float | None = None) -> T:
         """An idempotent call: retried on UNAVAILABLE (3 tries, 0.2 s -> 2 s backoff)."""

@@ -31,9 +31,23 @@ from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.rollout.episode import RolloutConfig
 from halo.rollout.groups import evaluate_greedy
-from halo.runs.context import RunContext
+from halo.runs.context import RunContext, ServiceTargets
+from halo.runs.spec import RunSpec
 
 Batch = TypeVar("Batch")
+
+SAMPLE_TIMEOUT_HINT = ("a backend that compiles or loads on its first samples (a JAX server on CPU) or a loaded "
+                       "machine needs longer: halo train --sample-timeout S (extra.sample_timeout_s)")
+
+
+def sample_gateway(services: ServiceTargets, spec: RunSpec, default_timeout_s: float) -> PolicyClient:
+    """The trainer's client of the policy gateway: each call's deadline is the run's
+    extra.sample_timeout_s (`halo train --sample-timeout`), else the backend's default; a call
+    that outlives it says so and names that setting. The gateway route's own timeout and
+    retries (its timeout_s) run inside this deadline."""
+    return PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
+                        timeout_s=float(spec.extra.get("sample_timeout_s") or default_timeout_s),
+                        deadline_hint=SAMPLE_TIMEOUT_HINT)
 
 
 class Learner(ABC, Generic[Batch]):

@@ -43,10 +43,10 @@ from typing import Any
 import tinker
 import torch
 
-from halo.client.policy import PolicyClient
 from halo.errors import FailedPrecondition, InvalidArgument
 from halo.trainers.advantages import step_metrics
 from halo.trainers.async_rollouts import AsyncSettings, Redone, RolloutPipeline, StepRollouts, admit
+from halo.trainers.learner import sample_gateway
 from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, env_failure_strategy, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
 from halo.trainers.lora_model import (  # noqa: F401 (datum_from_completion, LOSS_FUNCTIONS: this module's API)
@@ -212,7 +212,7 @@ async def train_local_lora(ctx: Any) -> None:
     and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
     vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
     must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
-    extra.sample_timeout_s: the deadline of each call to the gateway (300 s).
+    extra.sample_timeout_s (`halo train --sample-timeout`): the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """
@@ -296,8 +296,7 @@ class AdapterPublisher:
             services = ctx.services
             # the deadline of each Sample/LoadAdapter call: vLLM on a loaded CPU answered a first LoRA
             # chat in over 60 s (the client default); a GPU answers in seconds
-            self.gateway = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
-                                        timeout_s=float(ctx.spec.extra.get("sample_timeout_s", 300.0)))
+            self.gateway = sample_gateway(services, ctx.spec, 300.0)
 
     def name(self, step: int) -> str:
         return f"{self.prefix}-v{step}"

@@ -19,7 +19,8 @@ RunSpec -> Config:
         (False: text-only, `halo train --observation text`),
         max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef,
         tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
-        route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline)
+        route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline, 600 s;
+        `--sample-timeout`)
 
 Sampling. `gateway` (the default, see the README's measurement; `direct` with --max-staleness):
 every rollout sample goes through the policy gateway's `Sample` on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
@@ -80,6 +81,7 @@ from halo.trainers.tinker_env import (
 )
 from halo.trainers.tinker_env import load_renderer
 from halo.trainers import tinker_gateway
+from halo.trainers.learner import sample_gateway
 
 TINKER_API_KEY_ENV = "TINKER_API_KEY"
 TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
@@ -87,6 +89,7 @@ RECIPE_NAME = "halo_browser_grpo"
 DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
 SAMPLING_MODES = ("direct", "gateway")
 DEFAULT_SAMPLING = "gateway"                # chosen by measurement: README, "Tinker rollouts through the gateway"
+TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 
@@ -439,11 +442,8 @@ def _gateway_sampling(ctx: RunContext) -> "tinker_gateway.GatewaySampling":
     services, spec = ctx.services, ctx.spec
     if not services.gateway:
         raise FailedPrecondition("--tinker-sampling gateway: the run has no policy gateway target")
-    from halo.client.policy import PolicyClient
-
     # each Sample's deadline: the route's own retries fit inside it (its timeout_s is 180 s by default)
-    client = PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
-                          timeout_s=float(spec.extra.get("sample_timeout_s", 600.0)))
+    client = sample_gateway(services, spec, TINKER_SAMPLE_TIMEOUT_S)
     return tinker_gateway.GatewaySampling(client, tinker_route_for(spec), ctx.run_id)
 
 

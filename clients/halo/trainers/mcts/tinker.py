@@ -38,7 +38,9 @@ step searches the same batch of (task, seed).
 extra: route, critic, dpo_beta (0.1), pair_margin (0.05), update_epochs (1: forward_backward +
 optim_step passes per step on the same pairs), max_length (datum truncation, none), screenshots
 (true), history_steps, max_axtree_chars, concurrency, eval_every + eval_seeds (greedy held-out
-evaluation through the route), load_checkpoint_path (start from a tinker:// state, e.g. a GRPO
+evaluation through the route), sample_timeout_s (the deadline of each gateway call, 600 s:
+`halo train --sample-timeout`; a first sample of a new length on a JAX server on CPU compiles for
+a minute or more), load_checkpoint_path (start from a tinker:// state, e.g. a GRPO
 run's, instead of a fresh LoRA), checkpoint_ttl_s, tokenizer / image_processor (local folders),
 tinker_base_url, and the search settings of `mcts.config_from_spec` (simulations, children, ...).
 """
@@ -56,14 +58,13 @@ import tinker   # already loaded with halo.trainers.tinker_train (tinker_env's c
 from halo.agent.formats import ActionFormat
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, PromptOptions
 from halo.client.env import EnvClient
-from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.errors import FailedPrecondition
 from halo.rollout.episode import RolloutConfig
 from halo.rollout.tasks import expand_tasks
 from halo.runs.context import RunContext
 from halo.runs.spec import RunSpec
-from halo.trainers.learner import GatewayRun, run_steps
+from halo.trainers.learner import GatewayRun, run_steps, sample_gateway
 from halo.trainers.mcts.learner import MCTSLearner, search_summary
 from halo.trainers.mcts.preferences import labeled_comparisons
 from halo.trainers.mcts.search import MODE, config_from_spec, search_metrics
@@ -72,6 +73,7 @@ from halo.trainers.tinker_gateway import save_sampler_weights
 from halo.trainers.tinker_train import (
     CHECKPOINT_INFO,
     DEFAULT_TINKER_ROUTE,
+    TINKER_SAMPLE_TIMEOUT_S,
     model_name_for,
     renderer_for_spec,
     require_api_key,
@@ -280,7 +282,7 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
 
     async with EnvClient(services.env, token=services.token, tls_ca=services.tls_ca) as env, \
             RewardClient(services.reward, token=services.token, tls_ca=services.tls_ca) as reward, \
-            PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca) as gateway:
+            sample_gateway(services, spec, TINKER_SAMPLE_TIMEOUT_S) as gateway:
         rollout_config = RolloutConfig(max_steps=config.max_depth, screenshots=config.screenshots,
                                        reward_overrides=spec.reward_overrides, run_id=ctx.run_id,
                                        history_steps=options.history_steps)
