@@ -345,9 +345,10 @@ async def test_the_mcts_dpo_step_runs_on_the_real_server(tinker_server, tinker_k
     reference's logprobs from `compute_logprobs` on saved sampler weights, and
     `forward_backward_custom` with the DPO loss + `optim_step` (`mcts.tinker.dpo_step`): the first
     update starts at the reference (loss log 2: the reference's logprobs line up with the
-    policy's), and the updates move the policy off it. Not asserted: the direction; at lr 0.05 the
-    first update lowered the chosen action's margin (0 -> -0.042) on this random 2-layer model
-    whose two actions differ in one token (README)."""
+    policy's), and the updates move the policy off it. Not asserted: the direction. SkyRL 0.3.0
+    divides each sequence's cross_entropy by the sum of its weights (clamped at 1e-9), where Tinker's
+    is a plain weighted sum; the SDK's custom-loss surrogate sends signed weights (-dLoss/dlogprobs),
+    so the rejected sequence's term is scaled by 1e9 and the update is not DPO's (README)."""
     import math
 
     import tinker
