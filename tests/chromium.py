@@ -18,14 +18,22 @@ def chromium_processes(root: psutil.Process | None = None) -> list[psutil.Proces
 
 
 def chromium_browser_pids(root: psutil.Process | None = None) -> set[int]:
-    """Main Chromium processes (renderers and helpers carry --type=)."""
+    """Main Chromium processes: those Playwright's driver started, not one Chromium started.
+
+    Not "no --type= flag": a helper the browser has just forked carries the browser's own command
+    line until it execs (a CI run at load ~19 found two "browsers" under one env service that way),
+    and an exited one not reaped yet has none."""
     pids = set()
     for proc in chromium_processes(root):
         try:
-            if not any(a.startswith("--type=") for a in proc.cmdline()):
-                pids.add(proc.pid)
+            parent = proc.parent()
+            if proc.status() == psutil.STATUS_ZOMBIE or (parent is not None and "chrom" in parent.name()):
+                continue
+            cmdline = proc.cmdline()
         except psutil.NoSuchProcess:
             continue
+        if cmdline and not any(a.startswith("--type=") for a in cmdline):
+            pids.add(proc.pid)
     return pids
 
 

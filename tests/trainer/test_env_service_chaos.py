@@ -284,8 +284,9 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
             await asyncio.sleep(3)
             await sites.start()                     # same port, same data directory
             await asyncio.wait_for(mid_rollout_of_step(3), 300)
-            (browser,) = chromium_browser_pids(psutil.Process(env.proc.pid))
-            os.kill(browser, signal.SIGKILL)        # every context on it dies with it
+            browsers = chromium_browser_pids(psutil.Process(env.proc.pid))
+            assert len(browsers) == 1, f"the env service should run one Chromium, found {sorted(browsers)}"
+            os.kill(browsers.pop(), signal.SIGKILL)  # every context on it dies with it
 
             await asyncio.wait_for(finish(jobs, record.run_id), 600)
             final = jobs.get(record.run_id)
