@@ -12,7 +12,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tenacity import retry_if_exception_type, stop_after_attempt, wait_exponential, AsyncRetrying
 
-from halo.errors import DeadlineExceeded, HaloError, Unavailable, from_rpc_error
+from halo.errors import DeadlineExceeded, HaloError, Unavailable, from_rpc_error, rpc_message
 
 T = TypeVar("T")
 
@@ -87,8 +87,8 @@ class ServiceClient:
         name = getattr(method, "_method", b"") or b""
         name = (name.decode() if isinstance(name, bytes) else str(name)).rsplit("/", 1)[-1] or "the call"
         hint = f"; {self.deadline_hint}" if self.deadline_hint else ""
-        return DeadlineExceeded(f"DEADLINE_EXCEEDED: {name} to {self.target} got no answer within this client's "
-                                f"deadline of {deadline:g}s{hint}")
+        return DeadlineExceeded(rpc_message(grpc.StatusCode.DEADLINE_EXCEEDED, f"{name} to {self.target} got no answer "
+                                            f"within this client's deadline of {deadline:g}s{hint}"))
 
     async def _read(self, method: Callable[..., Awaitable[T]], request: Any, timeout_s: float | None = None) -> T:
         """An idempotent call: retried on UNAVAILABLE (3 tries, 0.2 s -> 2 s backoff)."""

@@ -80,11 +80,16 @@ def quoted(value: str, limit: int = MAX_QUOTED_CHARS) -> str:
     return f"{value[:limit]!r}… ({len(value)} characters)"
 
 
+def rpc_message(code: grpc.StatusCode, details: str) -> str:
+    """How a client error reads: the status code's name, then what went wrong."""
+    return f"{code.name}: {details}"
+
+
 def from_rpc_error(exc: grpc.RpcError) -> HaloError:
     """The HaloError for a failed call (INTERNAL and unknown codes give a plain HaloError)."""
     code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
     details = exc.details() if hasattr(exc, "details") else str(exc)
-    error = _BY_CODE.get(code, HaloError)(f"{code.name}: {details}")
+    error = _BY_CODE.get(code, HaloError)(rpc_message(code, details))
     if type(error) is HaloError:
         error.code = code
     return error
