@@ -251,7 +251,8 @@ def run(args: argparse.Namespace) -> int:
         lora_rank=args.lora_rank,
         max_steps=args.max_steps or suite_defaults.get("max_steps", 5),
         loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
-        reward_overrides=_reward_overrides(args.reward_overrides) if args.reward_overrides is not None else defaults["reward_overrides"],
+        reward_overrides=(_reward_overrides(args.reward_overrides) if args.reward_overrides is not None
+                          else defaults["reward_overrides"] | suite_defaults.get("reward_overrides", {})),
         extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
                "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"],
                "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
