@@ -138,13 +138,24 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             async for e in jobs.watch(record.run_id):
                 yield e["type"], e
 
-        final = await _follow(events(), record.spec.total_steps)
-        rows = jobs.store.metrics(record.run_id)
-        run_dir = jobs.store.run_dir(record.run_id)
-        if rows:
-            png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})")
-            console.print(f"curves: {png}")
-        console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
+        def write_curves() -> list[dict]:
+            rows = jobs.store.metrics(record.run_id)
+            if rows:
+                png = plot_curves(rows, jobs.store.run_dir(record.run_id) / "curves.png", title=f"{record.spec.name} ({record.run_id})")
+                console.print(f"curves: {png}")
+            console.print(f"metrics: {jobs.store.run_dir(record.run_id) / 'metrics.jsonl'}")
+            return rows
+
+        try:
+            final = await _follow(events(), record.spec.total_steps)
+        except asyncio.CancelledError:   # Ctrl-C: asyncio.run cancels this task; end the run first, then the services
+            await jobs.abort()
+            rows = write_curves()
+            console.print(f"[yellow]interrupted: run {record.run_id} keeps its {len(rows)} completed step(s) "
+                          f"(checkpoints in {jobs.store.run_dir(record.run_id) / 'checkpoints'}); continue it with "
+                          f"halo train --resume {record.run_id}{'' if runs_dir == Path('runs') else f' --runs-dir {runs_dir}'}[/yellow]")
+            raise
+        rows = write_curves()
         console.print(final)
         _summary(rows)
         return 0 if jobs.get(record.run_id).state.value == "succeeded" else 1
@@ -304,8 +315,11 @@ def run(args: argparse.Namespace) -> int:
     if args.submit:
         return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
                                         reconnect_s=args.reconnect_s))
-    return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env,
-                                   gateway_target=args.gateway))
+    try:
+        return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env,
+                                       gateway_target=args.gateway))
+    except KeyboardInterrupt:   # train_local said what was kept and how to continue
+        return 130
 
 def add_parser(sub) -> None:
     train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")

@@ -122,6 +122,15 @@ class JobManager:
             except (TimeoutError, asyncio.CancelledError):
                 run.task.cancel()
 
+    async def abort(self) -> None:
+        """At once (Ctrl-C on a local run): cancel every run mid-step. Each ends INTERRUPTED and
+        resumes from its last checkpoint; the step in flight is lost, no completed one."""
+        self._shutting_down = True
+        running = [r.task for r in self._runs.values() if r.task and not r.task.done()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
     # --- runs -----------------------------------------------------------------------------
 
     def _hosted(self, record: RunRecord) -> HostedRun:
