@@ -48,6 +48,7 @@ def test_halo_train_suite_sets_the_tasks_and_the_suite_settings(monkeypatch):
     assert main(["train"]) == 0
     real, explicit, playground = seen
     assert real.task_ids == README_REAL_EASY and real.max_steps == 4 and real.extra["eval_seeds"] == [1001]
+    assert real.total_steps == 1 and playground.total_steps == 20          # --steps wins; the playground's default
     assert explicit.task_ids == ["udriver-14"] and explicit.max_steps == 3      # --tasks wins over the suite
     assert playground.task_ids == ["playground-signup", "playground-name", "playground-plan", "playground-finish"]
     # the REAL suite pays nothing for validity or novelty; the playground keeps the embedded defaults
@@ -55,6 +56,7 @@ def test_halo_train_suite_sets_the_tasks_and_the_suite_settings(monkeypatch):
     assert playground.reward_overrides == {"novelty_bonus": 0.05}
     assert main(["train", "--suite", "real-easy", "--reward-overrides", '{"loop_penalty": -1}']) == 0
     assert seen[-1].reward_overrides == {"loop_penalty": -1.0}                # the user's word wins
+    assert seen[-1].total_steps == 26                                          # the suite's default (about 30 minutes here)
 
 
 @pytest.fixture(scope="module")

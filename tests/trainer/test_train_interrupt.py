@@ -1,5 +1,6 @@
 """Ctrl-C on a local `halo train`: the run ends at once, keeps its completed steps and their curves,
-says how to continue, and the command exits 130 without a traceback (real services, Chromium)."""
+says how to continue, and the command exits 130 without a traceback; `halo train --resume` then
+goes on from the last checkpoint, no step lost or repeated (real services, Chromium)."""
 
 from __future__ import annotations
 
@@ -11,31 +12,48 @@ import sys
 import time
 from pathlib import Path
 
+HALO = str(Path(sys.executable).parent / "halo")
 
-def test_ctrl_c_keeps_the_completed_steps_and_says_how_to_resume(tmp_path: Path):
-    runs = tmp_path / "runs"
-    proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "halo"), "train", "--tasks", "playground-signup", "--steps", "50",
-         "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--eval-every", "0", "--runs-dir", str(runs)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+
+def _metrics(runs: Path) -> list[dict]:
+    files = list(runs.glob("*/metrics.jsonl"))
+    return [json.loads(line) for line in files[0].read_text().splitlines()] if files else []
+
+
+def _interrupt_after(args: list[str], runs: Path, steps: int) -> str:
+    """Run `halo train ARGS`, send SIGINT (what Ctrl-C sends) once `steps` steps are in metrics.jsonl."""
+    proc = subprocess.Popen([HALO, "train", *args, "--runs-dir", str(runs)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
     try:
         deadline = time.monotonic() + 300
-        while not any(runs.glob("*/metrics.jsonl")) or not next(runs.glob("*/metrics.jsonl")).read_text().strip():
+        while len(_metrics(runs)) < steps:
             assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "no step completed in 300 s"
+            assert time.monotonic() < deadline, f"step {steps} not completed in 300 s"
             time.sleep(0.5)
-        proc.send_signal(signal.SIGINT)      # what Ctrl-C sends to the foreground process
+        proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
-    (run_dir,) = runs.iterdir()
-    record = json.loads((run_dir / "run.json").read_text())
     assert proc.returncode == 130, out
     assert "Traceback" not in out, out
-    assert f"interrupted: run {run_dir.name} keeps its" in out and f"halo train --resume {run_dir.name} --runs-dir {runs}" in out, out
-    assert record["state"] == "interrupted", record
-    completed = len((run_dir / "metrics.jsonl").read_text().splitlines())
-    assert 1 <= completed < 50 and record["step"] == completed
+    return out
+
+
+def test_ctrl_c_keeps_the_completed_steps_and_resume_goes_on_from_them(tmp_path: Path):
+    runs = tmp_path / "runs"
+    out = _interrupt_after(["--tasks", "playground-signup", "--steps", "50", "--group-size", "2", "--groups-per-batch", "1",
+                            "--max-steps", "2", "--eval-every", "0"], runs, steps=1)
+    (run_dir,) = runs.iterdir()
+    resume = f"halo train --resume {run_dir.name} --runs-dir {runs}"
+    assert f"interrupted: run {run_dir.name} keeps its" in out and resume in out, out
+    record = json.loads((run_dir / "run.json").read_text())
+    completed = len(_metrics(runs))
+    assert record["state"] == "interrupted" and record["step"] == completed and 1 <= completed < 50, record
     assert (run_dir / "curves.png").stat().st_size > 0
     assert (run_dir / "checkpoints" / f"step-{completed:06d}").is_dir()
+
+    _interrupt_after(resume.split()[2:], runs, steps=completed + 1)      # the printed command, run as is
+    steps = [row["step"] for row in _metrics(runs)]
+    assert steps == list(range(1, len(steps) + 1)) and len(steps) > completed, steps   # none lost, none repeated
+    assert json.loads((run_dir / "run.json").read_text())["state"] == "interrupted"

@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
     spec = RunSpec(
         name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
         task_ids=task_ids, group_size=args.group_size,
-        groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4), total_steps=args.steps,
+        groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4), total_steps=args.steps if args.steps is not None else suite_defaults.get("steps", 20),
         learning_rate=args.lr or defaults["lr"], temperature=args.temperature, max_tokens=args.max_tokens,
         lora_rank=args.lora_rank,
         max_steps=args.max_steps or suite_defaults.get("max_steps", 5),
@@ -330,7 +330,7 @@ def add_parser(sub) -> None:
     train.add_argument("--tasks", default="", help="comma-separated task ids or site names (instead of --suite)")
     train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
     train.add_argument("--model", default="embedded", help="gateway route to sample from")
-    train.add_argument("--steps", type=int, default=20, help="training steps")
+    train.add_argument("--steps", type=int, default=None, help="training steps (default: the suite's; 20, real-easy 26)")
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
