@@ -138,12 +138,14 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             async for e in jobs.watch(record.run_id):
                 yield e["type"], e
 
+        run_dir = jobs.store.run_dir(record.run_id)
+
         def write_curves() -> list[dict]:
             rows = jobs.store.metrics(record.run_id)
             if rows:
-                png = plot_curves(rows, jobs.store.run_dir(record.run_id) / "curves.png", title=f"{record.spec.name} ({record.run_id})")
+                png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})")
                 console.print(f"curves: {png}")
-            console.print(f"metrics: {jobs.store.run_dir(record.run_id) / 'metrics.jsonl'}")
+            console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
             return rows
 
         try:
@@ -152,7 +154,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             await jobs.abort()
             rows = write_curves()
             console.print(f"[yellow]interrupted: run {record.run_id} keeps its {len(rows)} completed step(s) "
-                          f"(checkpoints in {jobs.store.run_dir(record.run_id) / 'checkpoints'}); continue it with "
+                          f"(checkpoints in {run_dir / 'checkpoints'}); continue it with "
                           f"halo train --resume {record.run_id}{'' if runs_dir == Path('runs') else f' --runs-dir {runs_dir}'}[/yellow]")
             raise
         rows = write_curves()
@@ -257,7 +259,8 @@ def run(args: argparse.Namespace) -> int:
     spec = RunSpec(
         name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
         task_ids=task_ids, group_size=args.group_size,
-        groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4), total_steps=args.steps if args.steps is not None else suite_defaults.get("steps", 20),
+        groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4),
+        total_steps=args.steps if args.steps is not None else suite_defaults.get("steps", 20),   # --steps 0 stays an error
         learning_rate=args.lr or defaults["lr"], temperature=args.temperature, max_tokens=args.max_tokens,
         lora_rank=args.lora_rank,
         max_steps=args.max_steps or suite_defaults.get("max_steps", 5),

@@ -113,7 +113,7 @@ class JobManager:
     async def close(self) -> None:
         """Graceful: ask every run to stop after its current step, wait for them."""
         self._shutting_down = True
-        running = [r for r in self._runs.values() if r.task and not r.task.done()]
+        running = self._running()
         for run in running:
             run.stop_flag = True
         for run in running:
@@ -126,10 +126,13 @@ class JobManager:
         """At once (Ctrl-C on a local run): cancel every run mid-step. Each ends INTERRUPTED and
         resumes from its last checkpoint; the step in flight is lost, no completed one."""
         self._shutting_down = True
-        running = [r.task for r in self._runs.values() if r.task and not r.task.done()]
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+        running = self._running()
+        for run in running:
+            run.task.cancel()
+        await asyncio.gather(*(run.task for run in running), return_exceptions=True)
+
+    def _running(self) -> list[HostedRun]:
+        return [r for r in self._runs.values() if r.task and not r.task.done()]
 
     # --- runs -----------------------------------------------------------------------------
 
