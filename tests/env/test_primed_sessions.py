@@ -94,3 +94,18 @@ async def test_a_sites_server_restart_after_priming_is_an_env_failure_of_the_pri
         await manager.state(session.id)
     out = await manager.step(session.id, A.Noop(), TEXT_ONLY)
     assert out.env_failure and "no longer holds this session's state" in out.env_failure_reason
+
+
+async def test_a_create_of_another_key_gets_the_slot_of_a_primed_session_still_being_prepared(primed_manager):
+    """Pool 4: two sessions taken primed, the pool re-primes two more on the last two slots. A create
+    of another key arriving meanwhile cancels a preparation for its slot; before, the preparations
+    went on, became ready and kept both slots while the create timed out (RESOURCE_EXHAUSTED)."""
+    _, manager = primed_manager
+    await _recurring(manager)
+    await _until(lambda: manager.primed.ready == PRIMED)
+    taken = [(await manager.create("playground-signup", run_id="run-a", options=TEXT_ONLY))[0] for _ in range(PRIMED)]
+    await _until(lambda: len(manager.primed._preparing) == PRIMED, timeout_s=10)   # re-priming holds the free slots
+    other, _ = await manager.create("playground-signup", run_id="run-b", options=TEXT_ONLY)
+    assert not manager.create_timings[-1].primed and other.run_id == "run-b"
+    for session in [*taken, other]:
+        await manager.close_session(session.id)

@@ -216,11 +216,18 @@ class PrimedSessions:
 
     def evict(self) -> bool:
         """A create of another key needs a slot and the pool has none free: close the oldest primed
-        session, its slot free now (a hint never costs a create its slot). False when none is primed."""
-        if not self._ready:
-            return False
-        self._drop(self._ready.popleft())
-        return True
+        session, its slot free now (a hint never costs a create its slot). With none ready, the oldest
+        preparation under way is cancelled: it gives its slot back as the cancellation lands (before,
+        it went on, became ready and kept the slot while the create timed out waiting for one).
+        False when nothing is primed or being primed."""
+        if self._ready:
+            self._drop(self._ready.popleft())
+            return True
+        for task in self._preparing:   # oldest first
+            if not task.done() and not task.cancelling():
+                task.cancel()
+                return True
+        return False
 
     def _unwant(self, key: SessionKey) -> None:
         self._wants.pop(key, None)
