@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm tinker-server demo demo-real test test-tinker-server protos check-protos bench-env
+.PHONY: setup vllm tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -34,11 +34,23 @@ demo-real: setup
 test: setup vllm
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
+# Every labelled wrong attempt of every REAL replica task through the env service, scored by
+# agisdk (`make test` runs every oracle and no-op, and the wrong attempts of one task per site and
+# of the real-easy curriculum: tests/sites/replica_checks.py). About 20 minutes on 2 cores.
+test-replicas: setup
+	HALO_REPLICA_SWEEP=full .venv/bin/python -m pytest -q -p no:cacheprovider tests/sites
+
 protos: setup
 	.venv/bin/halo protos
 
 # buf lint + buf breaking (against protos/baseline and the change's git base); tests/test_buf.py runs it too.
-check-protos: setup
+check-# Every labelled wrong attempt of every REAL replica task through the env service, scored by
+# agisdk (`make test` runs every oracle and no-op, and the wrong attempts of one task per site and
+# of the real-easy curriculum: tests/sites/replica_checks.py). About 20 minutes on 2 cores.
+test-replicas: setup
+	HALO_REPLICA_SWEEP=full .venv/bin/python -m pytest -q -p no:cacheprovider tests/sites
+
+protos: setup
 	bash scripts/check_protos.sh
 
 bench-env: setup

@@ -1,5 +1,6 @@
-"""One verification sweep for every replica module: all REAL v2 replica tasks (oracle, no-op, each
-wrong attempt) run once, through the session's env service, with one limit on open sessions.
+"""One verification sweep for every replica module: all REAL v2 replica tasks (oracle, no-op, and the
+wrong attempts `replica_checks.wrong_swept_tasks` picks; every one with HALO_REPLICA_SWEEP=full) run
+once, through the session's env service, with one limit on open sessions.
 
 Before, each module verified its own site with its own concurrency (two or three tasks at once,
 each task's attempts at once): some modules asked for more sessions than the pool holds and waited
@@ -16,13 +17,19 @@ import pytest
 
 from halo.cli.verify import VerifyRow
 from halo.tasks.registry import default_registry
-from tests.sites.replica_checks import verify_all
+from tests.sites.replica_checks import FULL_SWEEP, verify_all, wrong_swept_tasks
 
 #: Env sessions the sweep keeps open (the session pool holds 8; at load 30-70 eight at once made
 #: 3 s action timeouts).
 SWEEP_SESSIONS = 4
-#: The whole sweep (121 tasks, ~430 attempts, ~2200 actions) runs in the first verify test's setup.
+#: The whole sweep runs in the first verify test's setup (full: 121 tasks, ~310 sessions, ~2200 actions).
 SWEEP_TIMEOUT_S = 3000
+
+
+def pytest_report_header(config):
+    scope = "every task's" if FULL_SWEEP else f"{len(wrong_swept_tasks())} tasks'"
+    return (f"replica sweep: every task's oracle and no-op, {scope} wrong attempts"
+            + ("" if FULL_SWEEP else " (HALO_REPLICA_SWEEP=full or make test-replicas: all)"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -5,8 +5,10 @@ and the registry and ListTasks serving exactly its tasks."""
 
 from __future__ import annotations
 
+import functools
 import html
 import json
+import os
 import re
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -14,23 +16,52 @@ from contextlib import asynccontextmanager
 import httpx
 import pytest
 
+from halo.cli.curriculum import suite
 from halo.cli.verify import VerifyRow, verify_site_tasks
 from halo.client.env import EnvClient
 from halo.reward.evaluator import evaluate
 from halo.sites.app import create_app
 from halo.sites.replica import Replica
-from halo.tasks.registry import default_registry
+from halo.sites.registry import attempts_for
+from halo.tasks.registry import TaskSpec, default_registry
 
 
 def natural_task_order(task_ids: Iterable[str]) -> list[str]:
     return sorted(task_ids, key=lambda t: int(t.rsplit("-", 1)[1]))
 
 
+#: `HALO_REPLICA_SWEEP=full` (`make test-replicas`) runs every labelled wrong attempt of every task,
+#: as `halo tasks verify` does. By default (CI) every task's oracle and no-op run, and the wrong
+#: attempts of `wrong_swept_tasks`: about 190 wrong attempts (1300 actions) took 55% of the sweep,
+#: 12 of CI's 72 test minutes, on the 2-core machine.
+FULL_SWEEP = os.environ.get("HALO_REPLICA_SWEEP", "") == "full"
+
+
+@functools.cache
+def wrong_swept_tasks() -> frozenset[str]:
+    """Tasks whose wrong attempts the default sweep runs: each site's first task (a wrong attempt
+    per site's state and scripts) and the real-easy curriculum (a wrong attempt that scored there
+    would teach `halo train --suite real-easy` the wrong thing). Every task under FULL_SWEEP."""
+    ids = [t.id for t in default_registry().list(suite="real-v2") if t.replica_available]
+    if FULL_SWEEP:
+        return frozenset(ids)
+    first_of_site: dict[str, str] = {}
+    for task_id in natural_task_order(ids):
+        first_of_site.setdefault(task_id.rsplit("-", 1)[0], task_id)
+    return frozenset(first_of_site.values()) | frozenset(suite("real-easy").select())
+
+
+def _swept_labels(task: TaskSpec, labels: list[str]) -> list[str]:
+    return labels if task.id in wrong_swept_tasks() else []
+
+
 async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 4) -> dict[str, VerifyRow]:
-    """Oracle, no-op and wrong attempts of every task, `sessions` env sessions at a time (text-only
-    observations). Four, not eight: at load 30-70 eight at once made 3 s action timeouts."""
+    """Oracle and no-op of every task, and the wrong attempts of `wrong_swept_tasks()`, `sessions`
+    env sessions at a time (text-only observations). Four, not eight: at load 30-70 eight at once
+    made 3 s action timeouts."""
     tasks = [default_registry().get(t) for t in natural_task_order(task_ids)]
-    return {row.task.id: row for row in await verify_site_tasks(env, tasks, sessions=sessions)}
+    rows = await verify_site_tasks(env, tasks, sessions=sessions, wrong_labels=_swept_labels)
+    return {row.task.id: row for row in rows}
 
 
 def verified_fixture(task_ids: Iterable[str]):
@@ -46,11 +77,14 @@ def verified_fixture(task_ids: Iterable[str]):
 
 
 def assert_verified(row: VerifyRow) -> None:
-    """Oracle 1 with no action errors, no-op 0, every labelled wrong attempt 0 (and wrong on purpose, not by accident)."""
+    """Oracle 1 with no action errors, no-op 0, and every labelled wrong attempt that the sweep ran
+    (`wrong_swept_tasks`) 0, wrong on purpose, not by accident. Every task has wrong attempts."""
     assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
     assert row.oracle.score == 1.0, (row.oracle.evaluation, row.oracle.state)
     assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
+    _, labelled = attempts_for(row.task.site, row.task.id)
+    assert labelled, "every task has a wrong attempt"
+    assert set(row.wrong) == (set(labelled) if row.task.id in wrong_swept_tasks() else set())
     for label, wrong in row.wrong.items():
         assert wrong.errors == [], (label, wrong.errors)
         assert wrong.score == 0.0, (label, wrong.evaluation, wrong.state)

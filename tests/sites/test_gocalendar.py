@@ -24,7 +24,7 @@ from halo.sites.gocalendar import GoCalendar, events, recurrence, views
 from halo.sites.gocalendar.clock import parse_clock, time_range
 from halo.sites.gocalendar.events import CalendarError, EventForm
 from halo.sites.oracle import Target, resolve
-from tests.sites.replica_checks import verified_fixture
+from tests.sites.replica_checks import assert_verified, verified_fixture
 
 TEXT_ONLY = observation_options(screenshot=False)
 
@@ -53,13 +53,7 @@ verified = verified_fixture(GOCALENDAR_TASKS)
 @pytest.mark.parametrize("task_id", SCORABLE_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
     row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, row.oracle.evaluation
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation)
+    assert_verified(row)
     assert row.ok
 
 

@@ -15,7 +15,7 @@ from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.gomail import GoMail, compose, mailbox, views
 from halo.sites.gomail.views import MailError, View
-from tests.sites.replica_checks import verified_fixture
+from tests.sites.replica_checks import assert_verified, verified_fixture
 
 
 def _natural(task_id: str) -> int:
@@ -38,13 +38,7 @@ verified = verified_fixture(GOMAIL_TASKS)
 @pytest.mark.parametrize("task_id", GOMAIL_TASKS)
 async def test_task_verifies_with_agisdk_scripts(verified, task_id):
     row = verified[task_id]
-    assert row.oracle is not None and row.oracle.errors == [], row.oracle and row.oracle.errors
-    assert row.oracle.score == 1.0, row.oracle.evaluation
-    assert row.noop is not None and row.noop.score == 0.0, row.noop.evaluation
-    assert row.wrong, "every task has a wrong attempt"
-    for label, wrong in row.wrong.items():
-        assert wrong.errors == [], (label, wrong.errors)   # wrong on purpose, not by accident
-        assert wrong.score == 0.0, (label, wrong.evaluation)
+    assert_verified(row)
 
 
 # --- the data the eval scripts hard-code -----------------------------------------------------

@@ -1,5 +1,6 @@
 """`verify_task` reruns an attempt whose action ran past the env's action timeout (a busy machine),
-once, and reports any other action error as it came."""
+once, and reports any other action error as it came; the no-op is read from the oracle's session
+before its first action; a `wrong_labels` choice runs only those wrong attempts."""
 
 from __future__ import annotations
 
@@ -7,21 +8,35 @@ from halo.cli import verify
 from halo.tasks.registry import default_registry
 
 
-async def test_an_attempt_that_timed_out_runs_once_more_and_other_errors_stand(monkeypatch):
-    task = default_registry().get("gomail-24")
-    calls: list[str] = []
-
-    async def fake_run_attempt(env, task, steps, kind, seed=0):   # stands in for the env session only
-        calls.append(kind)
+def _fake_sessions(monkeypatch, calls: list[str]) -> None:
+    async def fake_run_attempts(env, task, steps, kind, seed=0, noop_too=False):   # stands in for the env session only
+        calls.append(kind + ("+noop" if noop_too else ""))
         errors = []
-        if kind == "oracle" and calls.count("oracle") == 1:
+        if kind == "oracle" and calls.count("oracle+noop") == 1:
             errors = ["click_element(bid='11'): click_element timed out: Locator.click: Timeout 3000ms exceeded."]
         if kind == "wrong":
             errors = ["click_element(bid='12'): no element with bid 12"]
-        return verify.Attempt(task.id, kind, {}, "", errors)
+        noop = [verify.Attempt(task.id, "noop", {}, "")] if noop_too else []
+        return [*noop, verify.Attempt(task.id, kind, {}, "", errors)]
 
-    monkeypatch.setattr(verify, "run_attempt", fake_run_attempt)
+    monkeypatch.setattr(verify, "run_attempts", fake_run_attempts)
+
+
+async def test_an_attempt_that_timed_out_runs_once_more_and_other_errors_stand(monkeypatch):
+    task = default_registry().get("gomail-24")
+    calls: list[str] = []
+    _fake_sessions(monkeypatch, calls)
     row = await verify.verify_task(None, task)
-    assert calls.count("oracle") == 2 and row.oracle.errors == []          # the timeout: run again
-    assert calls.count("noop") == 1
+    assert calls.count("oracle+noop") == 2 and row.oracle.errors == []      # the timeout: run again, no-op with it
+    assert row.noop is not None and row.noop.kind == "noop" and "noop" not in calls   # no session of its own
     assert calls.count("wrong") == len(row.wrong) and all(w.errors for w in row.wrong.values())   # not rerun
+
+
+async def test_wrong_labels_choose_the_wrong_attempts_that_run(monkeypatch):
+    task = default_registry().get("dashdish-1")
+    calls: list[str] = []
+    _fake_sessions(monkeypatch, calls)
+    row = await verify.verify_task(None, task, wrong_labels=lambda _task, labels: labels[:1] + ["no such label"])
+    assert calls.count("wrong") == 1 and len(row.wrong) == 1
+    row = await verify.verify_task(None, task, wrong_labels=lambda _task, labels: [])
+    assert row.wrong == {} and row.oracle is not None and row.noop is not None

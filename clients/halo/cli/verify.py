@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from halo.agent import actions as A
@@ -38,10 +38,22 @@ class Attempt:
 
 
 async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep], kind: str, seed: int = 0) -> Attempt:
+    return (await run_attempts(env, task, steps, kind, seed))[-1]
+
+
+async def run_attempts(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep], kind: str, seed: int = 0,
+                       noop_too: bool = False) -> list[Attempt]:
+    """The attempt of `steps` in one env session; with `noop_too`, first a no-op attempt: the state
+    of the same session before any action (what a session that does nothing is scored on), so the
+    no-op costs no session of its own."""
     created = await env.create_session(task.id, seed=seed, observation=_TEXT_ONLY)
     session_id, obs = created.session_id, created.observation
     errors: list[str] = []
+    attempts: list[Attempt] = []
     try:
+        if noop_too:
+            start = await env.get_state(session_id)
+            attempts.append(Attempt(task.id, "noop", json.loads(start.state_json), start.final_message))
         for step in steps:
             try:
                 action = resolve(step, obs.elements)
@@ -57,11 +69,13 @@ async def run_attempt(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep
         state = await env.get_state(session_id)
     finally:
         await env.close_session(session_id)
-    attempt = Attempt(task.id, kind, json.loads(state.state_json), state.final_message, errors)
+    attempts.append(Attempt(task.id, kind, json.loads(state.state_json), state.final_message, errors))
     # agisdk's scripts run as subprocesses: in a thread, so an env service sharing this event loop
     # (`halo tasks verify` on a local stack, the test sweep) keeps serving the other attempts.
-    attempt.evaluation = await evaluate_async(task, attempt.state, attempt.final_message)
-    return attempt
+    evaluations = await asyncio.gather(*(evaluate_async(task, a.state, a.final_message) for a in attempts))
+    for attempt, evaluation in zip(attempts, evaluations):
+        attempt.evaluation = evaluation
+    return attempts
 
 
 @dataclass
@@ -83,38 +97,45 @@ class VerifyRow:
         )
 
 
-async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore | None = None) -> VerifyRow:
-    """Oracle, no-op and every wrong attempt of one task, concurrently: one env session each, at
-    most as many at once as `sessions` allows (the env pool refuses more than its size)."""
+async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore | None = None,
+                      wrong_labels: Callable[[TaskSpec, list[str]], list[str]] | None = None) -> VerifyRow:
+    """Oracle, no-op and wrong attempts of one task, concurrently: one env session each (the no-op
+    reads the oracle's session before its first action), at most as many at once as `sessions`
+    allows (the env pool refuses more than its size). `wrong_labels(task, labels)` picks which of
+    the task's labelled wrong attempts run (default: every one)."""
     oracle, wrong = attempts_for(task.site, task.id)
     sessions = sessions or asyncio.Semaphore(8)
 
-    async def attempt(steps: Sequence[OracleStep] | None, kind: str) -> Attempt | None:
-        if steps is None:
-            return None
+    async def attempt(steps: Sequence[OracleStep], kind: str, noop_too: bool = False) -> list[Attempt]:
         async with sessions:
-            first = await run_attempt(env, task, steps, kind)
-        if not any(TIMED_OUT in error for error in first.errors):
+            first = await run_attempts(env, task, steps, kind, noop_too=noop_too)
+        if not any(TIMED_OUT in error for a in first for error in a.errors):
             return first
         # An action that ran past the env's action timeout says the machine was busy, not that the
         # replica is wrong: the attempt runs once more in a fresh session. A page that really
         # cannot be clicked times out again and is reported.
         async with sessions:
-            return await run_attempt(env, task, steps, kind)
+            return await run_attempts(env, task, steps, kind, noop_too=noop_too)
 
-    labels = list(wrong)
-    attempts = await asyncio.gather(attempt(oracle, "oracle"), attempt([], "noop"),
-                                    *(attempt(wrong[label], "wrong") for label in labels))
-    return VerifyRow(task, oracle=attempts[0], noop=attempts[1], wrong=dict(zip(labels, attempts[2:])))
+    labels = list(wrong) if wrong_labels is None else [label for label in wrong_labels(task, list(wrong)) if label in wrong]
+    if oracle is None:
+        first = attempt([], "noop")
+    else:
+        first = attempt(oracle, "oracle", noop_too=True)
+    done = await asyncio.gather(first, *(attempt(wrong[label], "wrong") for label in labels))
+    noop = next(a for a in done[0] if a.kind == "noop")
+    oracle_attempt = next((a for a in done[0] if a.kind == "oracle"), None)
+    return VerifyRow(task, oracle=oracle_attempt, noop=noop, wrong={label: a[-1] for label, a in zip(labels, done[1:])})
 
 
-async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=None, sessions: int = 4) -> list[VerifyRow]:
+async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=None, sessions: int = 4,
+                            wrong_labels: Callable[[TaskSpec, list[str]], list[str]] | None = None) -> list[VerifyRow]:
     """Verify replica tasks with at most `sessions` env sessions open at once; `on_row(row)` is
     called as each task finishes (progress). Rows come back in the order of `tasks`."""
     limit = asyncio.Semaphore(sessions)
 
     async def one(task: TaskSpec) -> VerifyRow:
-        row = await verify_task(env, task, limit)
+        row = await verify_task(env, task, limit, wrong_labels)
         if on_row is not None:
             on_row(row)
         return row
