@@ -36,7 +36,7 @@ test: setup vllm
 
 # Every labelled wrong attempt of every REAL replica task through the env service, scored by
 # agisdk (`make test` runs every oracle and no-op, and the wrong attempts of one task per site and
-# of the real-easy curriculum: tests/sites/replica_checks.py). About 20 minutes on 2 cores.
+# of the real-easy curriculum: tests/sites/replica_checks.py). About 30 minutes on 2 cores.
 test-replicas: setup
 	HALO_REPLICA_SWEEP=full .venv/bin/python -m pytest -q -p no:cacheprovider tests/sites
 
@@ -44,13 +44,7 @@ protos: setup
 	.venv/bin/halo protos
 
 # buf lint + buf breaking (against protos/baseline and the change's git base); tests/test_buf.py runs it too.
-check-# Every labelled wrong attempt of every REAL replica task through the env service, scored by
-# agisdk (`make test` runs every oracle and no-op, and the wrong attempts of one task per site and
-# of the real-easy curriculum: tests/sites/replica_checks.py). About 20 minutes on 2 cores.
-test-replicas: setup
-	HALO_REPLICA_SWEEP=full .venv/bin/python -m pytest -q -p no:cacheprovider tests/sites
-
-protos: setup
+check-protos: setup
 	bash scripts/check_protos.sh
 
 bench-env: setup
