@@ -41,6 +41,8 @@ from halo.tasks.registry import TaskRegistry, TaskSpec
 log = get_logger("halo.env.session")
 
 _PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.S | re.I)
+#: How Playwright words a connection the peer reset (Node: ECONNRESET, "socket hang up").
+_CONNECTION_RESET = ("ECONNRESET", "socket hang up")
 
 
 class Source(Enum):
@@ -567,7 +569,7 @@ class SessionManager:
     async def _fetch_finish(self, session: Session) -> str:
         finish_url = f"{session.base_url}/finish"
         if session.source is Source.REPLICA:
-            response = await session.context.request.get(finish_url, timeout=self.settings.navigation_timeout_ms)
+            response = await self._get_once_more_on_reset(session, finish_url)
             if not response.ok:
                 raise Unavailable(f"the site answered HTTP {response.status} for /finish")
             body = await response.text()
@@ -588,6 +590,20 @@ class SessionManager:
         text = html.unescape(match.group(1))
         json.loads(text)  # validate: a broken state is an env failure, not silently passed on
         return text
+
+    async def _get_once_more_on_reset(self, session: Session, url: str):
+        """GET `url` in the session's context; asked once more when the connection was reset. The
+        request context keeps connections alive, and one the sites server had just closed as idle
+        fails with ECONNRESET before the server read the request (seen once in a 26-step
+        `halo train --suite real-easy` on an idle machine, an episode lost to an environment
+        failure). A GET of /finish only reads, so asking again on a new connection is safe; a
+        server that is really away fails the second time too, and that stays an environment failure."""
+        try:
+            return await session.context.request.get(url, timeout=self.settings.navigation_timeout_ms)
+        except PlaywrightError as exc:
+            if not any(sign in str(exc) for sign in _CONNECTION_RESET):
+                raise
+            return await session.context.request.get(url, timeout=self.settings.navigation_timeout_ms)
 
     async def snapshot(self, session_id: str) -> tuple[str, SnapshotRecord]:
         session = self.get(session_id)
