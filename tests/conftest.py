@@ -5,8 +5,17 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# Random testing is reproducible: by default every example is derived from the test itself (the
+# same commit draws the same examples, and a failure reproduces by running that test again), with
+# no example database carried between runs. HALO_HYPOTHESIS_PROFILE=explore draws new random
+# examples each run (a wider search, with HALO_FUZZ_EXAMPLES=500; a failure prints its @seed).
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HALO_HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="session")
@@ -57,9 +66,33 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "vllm_own_server: starts (and kills) its own vLLM, never the session's")
 
 
+#: Fixtures that start a browser, a service stack or an engine: `make test-fast` (HALO_TEST_TIER=fast)
+#: leaves out every test that uses one, and every test marked `slow`.
+HEAVY_FIXTURES = frozenset({
+    "stack", "env", "reward", "jobs_factory", "services", "vllm_model_dir", "vllm_process", "vllm_server",
+    "vllm_gateway", "up_stack", "eval_stack", "targets", "scripted_eval", "broken_gateway", "mcts_stack", "clients",
+    "tiny_model_dir", "tiny_dir", "transformers_serve_process", "transformers_serve_url", "gateway_config",
+    "gateway", "policy", "replica_rows", "task_config", "renderer", "tinker_server", "env_target", "reward_target",
+    "gateway_target", "trainer_target",
+})
+
+
+def _deselect_heavy(config, items) -> None:
+    """The edit loop's tier: only tests that need no browser, service stack or engine."""
+    keep, dropped = [], []
+    for item in items:
+        heavy = HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("slow")
+        (dropped if heavy else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that wait for a vLLM start (the session's server is started by the first of them)
     get VLLM_TEST_TIMEOUT_S instead of the suite's per-test timeout, unless they set their own."""
+    if os.environ.get("HALO_TEST_TIER") == "fast":
+        _deselect_heavy(config, items)
     for item in items:
         needs_vllm = {"vllm_server", "vllm_process"} & set(getattr(item, "fixturenames", ()))
         if (needs_vllm or item.get_closest_marker("vllm_own_server")) and item.get_closest_marker("timeout") is None:

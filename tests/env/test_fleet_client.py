@@ -188,6 +188,74 @@ async def test_a_replica_that_appears_takes_new_sessions_and_one_that_dies_takes
         await fleet.close()
 
 
+class PausableProxy:
+    """A TCP relay to a real replica that can stop relaying: a probe through it gets no answer in
+    time, as from a replica stalled by a loaded machine, while the replica itself stays healthy."""
+
+    def __init__(self, target: str) -> None:
+        self.host, port = target.rsplit(":", 1)
+        self.port = int(port)
+        self.open = asyncio.Event()
+        self.open.set()
+        self.server: asyncio.AbstractServer | None = None
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def __aenter__(self) -> "PausableProxy":
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self.server.close()
+
+    async def _relay(self, reader, writer) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_connection(self.host, self.port)
+
+        async def pipe(src, dst) -> None:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                while data := await src.read(65536):
+                    await self.open.wait()
+                    dst.write(data)
+                    await dst.drain()
+            dst.close()
+
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+
+
+async def test_one_unanswered_probe_keeps_a_replica_consecutive_ones_take_it_out(stack, second, monkeypatch):
+    from halo.client import fleet as fleet_module
+
+    monkeypatch.setattr(fleet_module, "PROBE_TIMEOUT_S", 0.3)
+    async with PausableProxy(second.target) as proxy:
+        fleet = EnvClient(f"{stack.env_target},{proxy.target}", timeout_s=60, refresh_s=3600)
+        try:
+            await fleet.refresh()
+            stalled = fleet.replicas[proxy.target]
+            assert stalled.serving
+            proxy.open.clear()                     # the replica stalls: probes get no answer
+            for failed in range(1, fleet_module.EJECT_AFTER_FAILED_PROBES):
+                await fleet.refresh()
+                assert stalled.serving and stalled.failed_probes == failed, "one slow answer took a healthy replica out"
+            proxy.open.set()                       # it answers again: the count starts over
+            await fleet.refresh()
+            assert stalled.serving and stalled.failed_probes == 0
+            proxy.open.clear()
+            for _ in range(fleet_module.EJECT_AFTER_FAILED_PROBES):
+                await fleet.refresh()
+            assert not stalled.serving             # unanswered probes in a row: no new sessions there
+            created = await fleet.create_session("playground-signup", observation=TEXT)
+            assert fleet._owners[created.session_id].address == stack.env_target
+            await fleet.close_session(created.session_id)
+            proxy.open.set()
+            await fleet.refresh()
+            assert stalled.serving                 # back at the first answered probe
+        finally:
+            proxy.open.set()
+            await fleet.close()
+
+
 NODE_SCRIPT = r"""
 const halo = require('./halo');
 (async () => {

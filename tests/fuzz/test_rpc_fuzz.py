@@ -10,7 +10,11 @@ fuzz every service still serves a normal call, and no fuzzed session or run is l
 Ids a random string would never hit are reached through placeholders ("@session", "@snapshot",
 "@episode", "@run"), replaced before the call by the id of a live session, episode or run.
 
-CI draws 25 requests per RPC; `HALO_FUZZ_EXAMPLES=500 pytest tests/fuzz` searches deeper.
+CI draws 25 requests per RPC, the same ones on every run of a commit (tests/conftest.py), and does
+not shrink a failing request against the live services (shrinking replays hundreds of calls:
+minutes per failure); the failing request is printed as it was drawn. `HALO_FUZZ_EXAMPLES=500
+HALO_HYPOTHESIS_PROFILE=explore pytest tests/fuzz` searches deeper, with new examples each run and
+shrinking on.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import grpc
 import pytest
 from google.protobuf import text_format
 from google.protobuf.descriptor import FieldDescriptor
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from halo.v1 import common_pb2 as cpb
@@ -43,7 +47,9 @@ ALLOWED = {
 }
 RPC_TIMEOUT_S = 30.0  # generous for a loaded 2-core machine; a fuzzed call that needs it is a hang
 EXAMPLES = int(os.environ.get("HALO_FUZZ_EXAMPLES", "25"))
+_EXPLORE = os.environ.get("HALO_HYPOTHESIS_PROFILE") == "explore"
 FUZZ = settings(max_examples=EXAMPLES, deadline=None,
+                phases=tuple(Phase) if _EXPLORE else (Phase.explicit, Phase.reuse, Phase.generate),
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
 

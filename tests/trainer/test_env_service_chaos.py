@@ -27,7 +27,9 @@ import httpx
 import psutil
 import pytest
 
+from halo.agent import actions as A
 from halo.client.env import EnvClient
+from halo.v1 import common_pb2 as cpb
 from halo.trainer.jobs import JobManager
 from halo.trainer.store import RunRecord, RunState
 from halo.runs.context import ServiceTargets
@@ -325,3 +327,43 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
           f"{sum(r['rollouts_redone'] for r in rows):g} rollouts redone), "
           f"{sum(r['episodes'] for r in rows):g} learned from, 0 with a fault trace; reasons: "
           + "; ".join(sorted({e.env_failure_reason.splitlines()[0][:90] for e in lost})))
+
+
+def _renderers(env: EnvServiceProcess) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.Process(env.proc.pid).children(recursive=True):
+        try:
+            if "--type=renderer" in proc.cmdline():
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+async def test_creates_right_after_the_renderers_are_killed_never_get_a_dead_page(services):
+    """kill -9 of every renderer (what an OOM killer does to a loaded machine): the warm contexts'
+    and primed sessions' pages are dead, and creates that come at once, before or after the crash
+    events arrive, get live pages (a fresh context in their place), never `Page crashed`."""
+    async with env_service(services.sites.url) as env, EnvClient(f"127.0.0.1:{env.port}", timeout_s=120) as client:
+        text = cpb.ObservationOptions(skip_screenshot=True)
+        stats = await client.pool_stats()
+        deadline = asyncio.get_running_loop().time() + 60
+        while stats.warm_contexts < 2:   # the warm pool has filled: its pages are what dies
+            assert asyncio.get_running_loop().time() < deadline, stats
+            await asyncio.sleep(0.2)
+            stats = await client.pool_stats()
+        await client.prime_sessions("playground-signup", count=1, ttl_s=120, observation=text)
+        deadline = asyncio.get_running_loop().time() + 60
+        while (await client.pool_stats()).primed_sessions < 1:
+            assert asyncio.get_running_loop().time() < deadline, "the hinted session was not primed"
+            await asyncio.sleep(0.2)
+        renderers = _renderers(env)
+        assert len(renderers) >= 3, renderers   # two warm pages and a primed one, at least
+        for proc in renderers:
+            proc.kill()
+        created = [await client.create_session(task_id, observation=text)
+                   for task_id in ("playground-signup", "gomail-13", "omnizon-3")]
+        for session in created:
+            stepped = await client.step(session.session_id, A.Noop(), observation=text)
+            assert not stepped.env_failure and stepped.observation.axtree, stepped
+            assert await client.close_session(session.session_id)

@@ -24,9 +24,14 @@ Routing, with no load balancer in between:
   and session ids stay the service's own (16 random hex digits: no clash across replicas).
 - The name is resolved again every `refresh_s` (5 s, or $HALO_FLEET_REFRESH_S; grpc's own DNS
   resolver would wait up to 30 minutes), together with every replica's gRPC health and pool stats: a new replica takes new
-  sessions within seconds; a replica answering NOT_SERVING (draining) or not answering takes none
-  but keeps serving the sessions it holds; a replica that left the resolution is dropped once it
-  holds none of this client's sessions.
+  sessions within seconds; a replica answering NOT_SERVING (draining) takes none from that probe
+  on, and one whose probes fail (no answer within the probe's timeout) takes none once
+  `EJECT_AFTER_FAILED_PROBES` probes in a row failed: one slow answer from a loaded machine is not
+  a dead replica (the consecutive-failure rule of Envoy's outlier detection). A call that finds a
+  replica away stops new sessions there at once, until a probe says it serves. A replica that
+  never answered a probe takes no session; its first failed probe is retried at once. Either
+  way it keeps serving the sessions it holds; a replica that left the resolution is dropped once
+  it holds none of this client's sessions.
 - A PrimeSessions hint (a trainer announcing the sessions of a key it will create soon) goes to
   one replica, the least loaded counting the sessions already announced to each, whole: the env
   primes for exactly the key it was told, so the creates of that key must land where the hint did.
@@ -70,6 +75,8 @@ log = logging.getLogger("halo.client.fleet")
 FLEET_SCHEME = "fleet://"
 DEFAULT_REFRESH_S = 5.0
 PROBE_TIMEOUT_S = 2.0
+#: Probes in a row that must fail (no answer in time) before a replica that served takes no new sessions.
+EJECT_AFTER_FAILED_PROBES = 3
 
 
 def is_fleet_target(target: str) -> bool:
@@ -127,7 +134,10 @@ class Replica:
     address: str                     # ip:port
     client: EnvClient
     listed: bool = True              # in the latest resolution of the fleet target
-    serving: bool = False            # health SERVING at the last probe, and no failed call since
+    serving: bool = False            # health SERVING at the last answered probe, no call failed since, and
+                                     # fewer than EJECT_AFTER_FAILED_PROBES probes in a row unanswered
+    failed_probes: int = 0           # probes in a row that got no answer
+    answered: bool = False           # some probe of this replica got an answer
     capacity: int = 0                # pool size, from GetPoolStats
     active: int = 0                  # sessions open there at the last probe (every client's)
     placed: int = 0                  # sessions this client created there since that probe
@@ -212,6 +222,10 @@ class FleetEnvClient(EnvClient):
         for replica in self.replicas.values():
             replica.listed = replica.address in found
         await asyncio.gather(*(self._probe(r) for r in self.replicas.values() if r.listed or r.sessions))
+        # a replica that never answered gets a second chance at once: a new replica's first answer,
+        # slow on a loaded machine, should not keep it out of the sessions opened right now
+        await asyncio.gather(*(self._probe(r) for r in self.replicas.values()
+                               if r.listed and not r.answered and r.failed_probes == 1))
         for address in [a for a, r in self.replicas.items() if not r.listed and not r.sessions]:
             self._dropped.append(self.replicas.pop(address).client)   # closed with the fleet (calls may be in flight)
         self._refreshed_at = time.monotonic()
@@ -227,7 +241,11 @@ class FleetEnvClient(EnvClient):
             serving = health.status == health_pb2.HealthCheckResponse.SERVING
             stats = await client._call(client.stub.GetPoolStats, pb.GetPoolStatsRequest(), PROBE_TIMEOUT_S) if serving else None
         except (grpc.aio.AioRpcError, HaloError):
-            serving, stats = False, None
+            replica.failed_probes += 1
+            if replica.failed_probes >= EJECT_AFTER_FAILED_PROBES:
+                replica.serving = False
+            return
+        replica.failed_probes, replica.answered = 0, True
         replica.serving = serving
         if stats is not None:
             replica.capacity, replica.active = stats.capacity, stats.active_sessions

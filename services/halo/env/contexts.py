@@ -19,6 +19,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from playwright.async_api import BrowserContext, Page, Route
+from playwright.async_api import Error as PlaywrightError
 
 from halo.env import metrics, navigation
 from halo.env.browsers import BrowserPool, BrowserSlot
@@ -67,10 +68,11 @@ class ReadyContext:
     page: Page
     guard: RouteGuard
     warm: bool = False        # opened ahead of time by WarmContexts
+    crashed: bool = False     # its page's renderer died (killed, out of memory) while it waited
 
     @property
     def usable(self) -> bool:
-        return self.slot.alive and self.slot.browser.is_connected()
+        return self.slot.alive and self.slot.browser.is_connected() and not self.crashed and not self.page.is_closed()
 
 
 async def open_context(pool: BrowserPool, settings: EnvSettings) -> ReadyContext:
@@ -88,7 +90,27 @@ async def open_context(pool: BrowserPool, settings: EnvSettings) -> ReadyContext
         if isinstance(exc, Exception) and not isinstance(exc, Unavailable):
             raise Unavailable(f"cannot prepare a browser context: {str(exc).splitlines()[0]}") from exc
         raise
-    return ReadyContext(slot, context, page, guard)
+    ready = ReadyContext(slot, context, page, guard)
+
+    def on_crash(_page: Page) -> None:
+        ready.crashed = True
+
+    page.on("crash", on_crash)
+    return ready
+
+
+#: How long a page has to answer a liveness check before its renderer counts as dead or wedged.
+RESPONSIVE_TIMEOUT_S = 2.0
+
+
+async def responsive(page: Page, timeout_s: float = RESPONSIVE_TIMEOUT_S) -> bool:
+    """Whether the page's renderer runs a trivial script within `timeout_s`: a crashed one fails at
+    once, a wedged one does not answer."""
+    try:
+        await asyncio.wait_for(page.evaluate("1"), timeout_s)
+    except (PlaywrightError, TimeoutError):
+        return False
+    return True
 
 
 async def quiet_moment(busy, max_defer_s: float) -> None:
@@ -124,7 +146,8 @@ class WarmContexts:
     wakes the filler, which opens replacements one at a time in the background, and only while no
     CreateSession is under way (`busy()`, deferred up to MAX_DEFER_S): a refill competing for the
     two cores with the sessions being created (page load, first observation) would slow down exactly
-    the calls it exists to speed up. Contexts whose Chromium died are closed instead of handed out.
+    the calls it exists to speed up. Contexts whose Chromium or page renderer died are closed
+    instead of handed out.
     """
 
     #: longest a refill waits for the creates under way to finish before it opens a context anyway

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from dataclasses import dataclass
 
 from playwright.async_api import Error as PlaywrightError
@@ -31,6 +32,10 @@ class ActionFailed(Exception):
 MAX_URL_CHARS = 8192
 #: Longest final answer (send_message / report_infeasible): it comes back in GetState.
 MAX_MESSAGE_CHARS = 20000
+#: Largest scroll one action may ask for, in pixels per axis: far beyond any page's length, and far
+#: below what wedges Chromium's input pipeline (a wheel of ~1e308 px leaves every later key or mouse
+#: event of the page unanswered).
+MAX_SCROLL_PX = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,13 @@ class ExecLimits:
     action_timeout_ms: float = 3000
     navigation_timeout_ms: float = 15000
     max_wait_ms: int = 5000
+
+    @property
+    def step_budget_s(self) -> float:
+        """Longest a whole step (action, the waits it starts, observation) may take: an element
+        action, a navigation and the longest wait, with 2 s to spare. A page that takes longer is
+        wedged (its renderer stopped answering): an environment failure, never a hung call."""
+        return (self.action_timeout_ms + self.navigation_timeout_ms + self.max_wait_ms) / 1000 + 2.0
 
 
 _BUTTONS = {A.MouseButton.LEFT: "left", A.MouseButton.RIGHT: "right", A.MouseButton.MIDDLE: "middle"}
@@ -184,6 +196,9 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
                 raise ActionFailed("key_press needs a key, e.g. 'Enter' or 'Control+A'")
             await page.keyboard.press(keys.strip())
         case A.Scroll(delta_x=dx, delta_y=dy, at=at):
+            if not all(math.isfinite(d) and abs(d) <= MAX_SCROLL_PX for d in (dx, dy)):
+                raise ActionFailed(f"scroll by ({dx:g}, {dy:g}) is out of range: each delta must be a number of "
+                                   f"pixels within ±{MAX_SCROLL_PX:,}")
             vp = page.viewport_size or {"width": 1280, "height": 720}
             x, y = _pixels(page, at) if at is not None else (vp["width"] / 2, vp["height"] / 2)
             await page.mouse.move(x, y)

@@ -26,7 +26,7 @@ from halo.agent import actions as A
 from halo.env import metrics
 from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
-from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context
+from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context, responsive
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
@@ -261,7 +261,14 @@ class SessionManager:
         key = SessionKey(task.id, seed, source, run_id, options)
         self.primed.asked(key, time.monotonic())
         prepared = self.primed.take(key)   # it holds a slot already: the session takes it over
-        if prepared is None:
+        have_slot = False
+        if prepared is not None and not await responsive(prepared.session.page):
+            # its renderer died after the take's checks (a crash event not delivered yet): a dead
+            # page is never handed out; its slot serves the fresh session set up below
+            log.warning("primed session's page does not answer: set up anew", task=task.id)
+            await asyncio.shield(self._dispose(prepared.session))
+            prepared, have_slot = None, True
+        if prepared is None and not have_slot:
             if self._slots.locked():
                 self.primed.evict()   # the pool is full: a primed session of another key gives its slot up
             try:
@@ -288,10 +295,25 @@ class SessionManager:
         try:
             # a warm context (opened ahead, never used by anyone) when one is ready, else a cold one
             ready = self.warm.take() or await open_context(self.pool, self.settings)
-            timings.warm = ready.warm
-            session = self._session_on(ready, task, source, base_url, max_steps, labels, run_id)
-            timings.context_s = clock.lap()
-            await self._setup_task(session, seed, run_id or "0", timings, clock)
+            while True:
+                timings.warm = ready.warm
+                session = self._session_on(ready, task, source, base_url, max_steps, labels, run_id)
+                timings.context_s = clock.lap()
+                try:
+                    await self._setup_task(session, seed, run_id or "0", timings, clock)
+                    break
+                except PlaywrightError as exc:
+                    if not ready.warm or await responsive(ready.page):
+                        raise   # the context was fine: what failed is the site or the task's set-up
+                    # a warm context can die while it waits (its renderer killed before the crash
+                    # event arrived): the session starts again on a fresh context, never on it
+                    log.warning("warm context failed its set-up: opening a fresh one", task=task.id,
+                                error=str(exc).splitlines()[0])
+                    stale, ready = ready, None
+                    await close_quietly(stale.context)
+                    self.pool.release(stale.slot)
+                    self.warm.discarded += 1
+                    ready = await open_context(self.pool, self.settings)
         except BaseException as exc:
             if ready is not None:
                 await close_quietly(ready.context)
@@ -457,13 +479,18 @@ class SessionManager:
             started = time.perf_counter()
             error = ""
             session.faults.reset()
+            deadline = asyncio.get_running_loop().time() + self.limits.step_budget_s
             try:
-                await execute(session.page, action, session.policy, self.limits)
+                async with asyncio.timeout_at(deadline):
+                    await execute(session.page, action, session.policy, self.limits)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
             except PlaywrightError as exc:
                 self._check_alive(session)
                 return await self._fail(session, session.env_failure or f"browser error: {str(exc).splitlines()[0]}")
+            except TimeoutError:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or self._wedged(kind, "action"))
             self._check_alive(session)
             fault = session.env_failure or self._infrastructure_fault(session, action, error)
             if fault:
@@ -485,10 +512,14 @@ class SessionManager:
             if termination is not Termination.NONE:
                 session.done, session.termination = True, termination
             try:
-                obs = await self._observe(session, options)
+                async with asyncio.timeout_at(deadline):
+                    obs = await self._observe(session, options)
             except PlaywrightError as exc:
                 self._check_alive(session)
                 return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
+            except TimeoutError:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or self._wedged(kind, "observation"))
             state_json = ""
             if include_state:
                 try:
@@ -500,6 +531,10 @@ class SessionManager:
             metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
             return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s,
                                state_json=state_json, final_message=session.final_message if session.done else "")
+
+    def _wedged(self, kind: str, phase: str) -> str:
+        return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
+                f"{self.limits.step_budget_s:g}s (its renderer is wedged)")
 
     def _infrastructure_fault(self, session: Session, action: A.Action, error: str) -> str:
         """Why the environment, not the agent, failed this action ("" when it did not)."""
