@@ -1,4 +1,4 @@
-# The two commands of the README, plus helpers. Every target sets up what it needs first.
+# The two commands of the README, plus helpers (`make help` lists them). Every target sets up what it needs first.
 .PHONY: setup vllm tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
 
 setup:
@@ -14,20 +14,20 @@ vllm:
 tinker-server:
 	@bash scripts/setup_tinker_server.sh
 
-# HALO's Tinker path through the real tinker SDK over HTTP against that server (README, "A real
+# HALO's Tinker path through the real tinker SDK over HTTP against that server (docs/guides/tinker.md, "A real
 # Tinker-API server"). Opt-in, not part of `make test` (.ci/run): it needs .venv-skyrl.
 test-tinker-server: setup tinker-server
 	HALO_TINKER_SERVER=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/tinker_server
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.
 # Synchronous (--max-staleness 0): `halo bench train` measured no speed-up from asynchronous GRPO
-# on this 2-core machine, where the learner and the browsers share the cores (README, "Asynchronous GRPO").
+# on this 2-core machine, where the learner and the browsers share the cores (docs/benchmarks.md, "Asynchronous GRPO").
 demo: setup
-	@echo "make demo: synchronous GRPO (--max-staleness 0), the faster mode on this machine per halo bench train (README)"
+	@echo "make demo: synchronous GRPO (--max-staleness 0), the faster mode on this machine per halo bench train (docs/benchmarks.md)"
 	.venv/bin/halo train --max-staleness 0
 
 # The same loop on REAL v2 replica tasks (the real-easy curriculum, scored by agisdk): slower, and
-# it learns less in 15 minutes (README, "Learning on REAL tasks").
+# it learns less in 15 minutes (docs/guides/real-tasks.md).
 demo-real: setup
 	.venv/bin/halo train --suite real-easy
 

@@ -123,7 +123,7 @@ def test_update_baseline_moves_the_floor(clone, buf):
 
 
 def test_the_generation_template_makes_go_typescript_and_java(buf, tmp_path):
-    """protos/buf.gen.yaml, as README "Other languages" tells users to run it."""
+    """protos/buf.gen.yaml, as docs/guides/other-languages.md tells users to run it."""
     for tool in ("protoc", "protoc-gen-go", "protoc-gen-go-grpc", "grpc_java_plugin"):
         if shutil.which(tool) is None:
             pytest.fail(f"{tool} is missing: run scripts/setup.sh (Debian packages)")

@@ -13,7 +13,7 @@ Not covered here (SkyRL 0.3.0 lacks them; the offline tests in tests/tinker cove
 resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only);
 nor an MCTS search that finds pairs by itself (the tiny random model writes no parseable action;
 tests/mcts/test_mcts_tinker.py covers that offline).
-Opt-in: `make test-tinker-server` (see conftest.py and the README).
+Opt-in: `make test-tinker-server` (see conftest.py and docs/guides/tinker.md).
 """
 
 from __future__ import annotations
@@ -348,7 +348,7 @@ async def test_the_mcts_dpo_step_runs_on_the_real_server(tinker_server, tinker_k
     policy's), and the updates move the policy off it. Not asserted: the direction. SkyRL 0.3.0
     divides each sequence's cross_entropy by the sum of its weights (clamped at 1e-9), where Tinker's
     is a plain weighted sum; the SDK's custom-loss surrogate sends signed weights (-dLoss/dlogprobs),
-    so the rejected sequence's term is scaled by 1e9 and the update is not DPO's (README)."""
+    so the rejected sequence's term is scaled by 1e9 and the update is not DPO's (docs/benchmarks.md, "A real Tinker-API server")."""
     import math
 
     import tinker

@@ -1,6 +1,6 @@
 """`halo train --suite real-easy`: the REAL curriculum's rule, its wiring into the run spec, and a
 one-step run on two of its tasks (real services, real Chromium, agisdk's evaluator). The 30-minute
-learning curve is a measurement (README, "Learning on REAL tasks"), not a test."""
+learning curve is a measurement (docs/guides/real-tasks.md), not a test."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from halo.cli.curriculum import REAL_EASY_MAX_ORACLE_STEPS, REAL_EASY_PER_SITE, oracle_lengths, suite
 from halo.runs.spec import RunSpec
 
-#: The list the README prints; the rule below must produce it.
+#: The list docs/guides/real-tasks.md prints; the rule below must produce it.
 README_REAL_EASY = ["gocalendar-10", "gocalendar-23", "gomail-14", "gomail-24", "networkin-13", "networkin-19",
                     "opendining-4", "staynb-15", "topwork-8", "udriver-14", "udriver-2"]
 

@@ -120,7 +120,7 @@ def add_parser(sub) -> None:
     bg.add_argument("--json", default="", help="also write the results to this JSON file")
     bs = bench_sub.add_parser("tinker-sampling", help="a Tinker run's rollout samples through the gateway vs the SDK's own "
                                                       "SamplingClient, per sample, against a Tinker-API server")
-    bs.add_argument("--tinker-url", required=True, help="the Tinker-API server (e.g. a local SkyRL server, see the README)")
+    bs.add_argument("--tinker-url", required=True, help="the Tinker-API server (e.g. a local SkyRL server, see docs/guides/tinker.md)")
     bs.add_argument("--model", required=True, help="its base model (for a local server: the model folder, also the tokenizer)")
     bs.add_argument("--requests", type=int, default=20, help="samples per path (after the warm-up)")
     bs.add_argument("--max-tokens", type=int, default=24, help="completion tokens per sample")

@@ -78,8 +78,8 @@ SUITES: dict[str, Suite] = {
         # No pay for a valid action or a new page on this suite (penalties and milestones stay):
         # measured, a head trained with them learned to fill the goal's words into the first text
         # field, alternating two texts, each step a valid action and a new state, which agisdk
-        # never scores (README, "Learning on REAL tasks"). Milestones and success carry the signal.
-        # 26 steps: about 30 minutes on an idle 2-core machine (README, "Learning on REAL tasks").
+        # never scores (docs/guides/real-tasks.md). Milestones and success carry the signal.
+        # 26 steps: about 30 minutes on an idle 2-core machine (docs/guides/real-tasks.md).
         {"groups_per_batch": 4, "max_steps": 4, "steps": 26, "eval_seeds": [1001], "extra": {"relevance_prior": 5.0},
          "reward_overrides": {"valid_action_bonus": 0.0, "novelty_bonus": 0.0}}),
 }

@@ -1,4 +1,4 @@
-"""`halo sites shots`: a PNG of each replica's main pages at 1280x720, for the README and reviews."""
+"""`halo sites shots`: a PNG of each replica's main pages at 1280x720, for docs/reference/sites.md and reviews."""
 
 from __future__ import annotations
 

@@ -219,7 +219,7 @@ async def _wait_healthy(client, timeout_s: float) -> bool:
     return False
 
 
-# What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
+# What the embedded quickstart needs, measured (docs/benchmarks.md, "The playground run"): several clipped passes over
 # each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
 # through five new states is worth as much as solving a playground task.
 EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
@@ -373,7 +373,7 @@ def add_parser(sub) -> None:
     train.add_argument("--tinker-sampling", default="", choices=["", "direct", "gateway"],
                        help="--backend tinker: sample the rollouts through the policy gateway's Sample on its tinker "
                             "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
-                            "README: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
+                            "docs/benchmarks.md: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
                             "with --max-staleness)")
     train.add_argument("--sample-timeout", type=float, default=0.0, metavar="S",
                        help="deadline of each policy-gateway call of a Tinker or local-LoRA run (default 600 s Tinker, "
