@@ -85,7 +85,7 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    bench = sub.add_parser("bench", help="benchmarks")
+    bench = sub.add_parser("bench", help="benchmarks: env, gateway, leak, rollout, train, clicks, tinker-sampling")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")

@@ -236,15 +236,20 @@ async def _run(args: argparse.Namespace) -> int:
     return 0 if complete else 1
 
 
-def _compare(argv: list[str]) -> int:
-    from halo.evaluation.report import compare, comparison_cells, write_comparison
-    from halo.evaluation.store import EvalStore
-
+def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval compare", description="two evaluation runs side by side")
     p.add_argument("eval_a")
     p.add_argument("eval_b")
     p.add_argument("--evals-dir", default="evals")
     p.add_argument("--out", default="", help="folder for compare.md + compare.png (default evals/compare-A-vs-B)")
+    return p
+
+
+def _compare(argv: list[str]) -> int:
+    from halo.evaluation.report import compare, comparison_cells, write_comparison
+    from halo.evaluation.store import EvalStore
+
+    p = compare_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     try:
@@ -271,14 +276,19 @@ def _compare(argv: list[str]) -> int:
     return 0
 
 
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
+    p.add_argument("eval_id")
+    p.add_argument("--evals-dir", default="evals")
+    return p
+
+
 def _report(argv: list[str]) -> int:
     from halo.evaluation.report import rebuild
     from halo.evaluation.store import EvalStore
     from halo.evaluation.summary import site_rows
 
-    p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
-    p.add_argument("eval_id")
-    p.add_argument("--evals-dir", default="evals")
+    p = report_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     try:
@@ -291,12 +301,17 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
+def list_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="halo eval list", description="the evaluations in --evals-dir")
+    p.add_argument("--evals-dir", default="evals")
+    return p
+
+
 def _list(argv: list[str]) -> int:
     from halo.evaluation.summary import aggregate, pct
     from halo.evaluation.store import EvalStore
 
-    p = argparse.ArgumentParser(prog="halo eval list")
-    p.add_argument("--evals-dir", default="evals")
+    p = list_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     table = Table(title=f"evaluations in {store.root}")

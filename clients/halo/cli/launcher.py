@@ -496,7 +496,7 @@ def status(run_dir: Path, as_json: bool = False, out=print) -> int:
 # Command line
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halo", description="HALO's services as local processes")
     sub = parser.add_subparsers(dest="command", required=True)
     p_up = sub.add_parser("up", help="start the services of deploy/services.yaml as local processes")
@@ -525,8 +525,11 @@ def main(argv: list[str]) -> int:
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
     p_render = deploy_sub.add_parser("render", help="write docker-compose.yml, deploy/prometheus/prometheus.yml and deploy/k8s/")
     p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "up":
         only = [n.strip() for n in args.only.split(",") if n.strip()]
         return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval,

@@ -106,7 +106,7 @@ def list_tasks(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    tasks = sub.add_parser("tasks", help="task registry")
+    tasks = sub.add_parser("tasks", help="the task registry: list, verify, reach")
     tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
     tl = tasks_sub.add_parser("list", help="list tasks")
     tl.add_argument("--site", default="")

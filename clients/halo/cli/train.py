@@ -325,7 +325,8 @@ def run(args: argparse.Namespace) -> int:
         return 130
 
 def add_parser(sub) -> None:
-    train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
+    train = sub.add_parser("train", help="train a policy with GRPO or MCTS, here or on a trainer service",
+                           description="Train a policy with GRPO or MCTS: locally (services started in this process), or on a trainer service with --submit.")
     train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
     train.add_argument("--suite", default="playground-easy", choices=sorted(SUITES),
                        help="the tasks to learn on, chosen by a printed rule (halo.cli.curriculum): playground-easy "
