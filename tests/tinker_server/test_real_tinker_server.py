@@ -122,8 +122,8 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     """`halo train --backend tinker --observation text` for 2 steps on the playground replica."""
     runs = tmp_path_factory.mktemp("runs")
     command = halo_cli() + [
-        "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
-        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
+        "train", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-actions", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
         "--name", "tinker-real-server", "--tinker-sampling", "direct",
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0}),
@@ -225,8 +225,8 @@ async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(ti
     before = counted()
     runs = tmp_path / "runs"
     command = halo_cli() + [
-        "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
-        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
+        "train", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-actions", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
         "--name", "tinker-gateway-sampling", "--tinker-sampling", "gateway", "--gateway", running.target,
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0,
@@ -298,9 +298,9 @@ async def test_halo_train_kind_mcts_on_tinker_searches_through_the_gateway_and_c
     before = counted()
     runs = tmp_path / "runs"
     command = halo_cli() + [
-        "train", "--kind", "mcts", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
+        "train", "--kind", "mcts", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
         "--steps", "1", "--groups-per-batch", "1", "--simulations", "2", "--children", "2", "--widen-every", "0",
-        "--max-steps", "2", "--max-tokens", "24", "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0",
+        "--max-actions", "2", "--max-tokens", "24", "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0",
         "--observation", "text", "--runs-dir", str(runs), "--name", "tinker-mcts", "--gateway", running.target,
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "route": route.name}),
     ]

@@ -38,13 +38,13 @@ def test_halo_train_suite_sets_the_tasks_and_the_suite_settings(monkeypatch):
 
     seen: list[RunSpec] = []
 
-    async def capture(spec, runs_dir, resume="", env_target="", gateway_target=""):
+    async def capture(spec, runs_dir, resume="", **targets):
         seen.append(spec)
         return 0
 
     monkeypatch.setattr(halo.cli.train, "train_local", capture)
     assert main(["train", "--suite", "real-easy", "--steps", "1"]) == 0
-    assert main(["train", "--suite", "real-easy", "--tasks", "udriver-14", "--max-steps", "3"]) == 0
+    assert main(["train", "--suite", "real-easy", "--tasks", "udriver-14", "--max-actions", "3"]) == 0
     assert main(["train"]) == 0
     real, explicit, playground = seen
     assert real.task_ids == README_REAL_EASY and real.max_steps == 4 and real.extra["eval_seeds"] == [1001]

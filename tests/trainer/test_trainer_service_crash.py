@@ -79,7 +79,7 @@ async def test_kill_9_mid_run_then_restart_resumes_without_losing_or_repeating_s
     # the user's view: `halo train --submit`, which must outlive the trainer service's restart
     submit = await asyncio.create_subprocess_exec(
         str(Path(sys.executable).parent / "halo"), "train", "--submit", f"127.0.0.1:{port}", "--tasks", "playground-signup",
-        "--steps", "4", "--group-size", "4", "--groups-per-batch", "1", "--max-steps", "2", "--lr", "0.02",
+        "--steps", "4", "--group-size", "4", "--groups-per-batch", "1", "--max-actions", "2", "--lr", "0.02",
         "--seed", "3", "--eval-every", "0", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
         env={**os.environ, "COLUMNS": "200"},
     )

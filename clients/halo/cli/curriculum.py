@@ -85,6 +85,10 @@ SUITES: dict[str, Suite] = {
 }
 
 
+# Suites are spelled with hyphens; these older spellings still work (halo.cli.flags.Spelling warns).
+OLD_SPELLINGS = {"playground_easy": "playground-easy", "real_easy": "real-easy"}
+
+
 def suite(name: str) -> Suite:
     try:
         return SUITES[name]

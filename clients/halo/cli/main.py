@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_parser(name, help=text)
     for module in (train, demo, tasks, sites, bench, protos, reference):
         module.add_parser(sub)
+    parser.set_defaults(top_parser=parser)   # halo docs cli documents this parser
     return parser
 
 

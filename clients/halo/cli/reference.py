@@ -23,7 +23,8 @@ Conventions, the same in every subcommand:
 - a flag has one meaning: `--steps` counts training steps, `--max-actions` caps an episode's
   actions, `--route` names a policy-gateway route, `--base-model` a Tinker model, `--checkpoint`
   a local model folder;
-- `--json PATH` writes what a command measured or found as JSON (`-`: standard output);
+- `--json PATH` writes what a command measured or found as JSON to PATH (`halo status --json`
+  without a PATH: to standard output);
 - a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`);
 - an on/off setting is a pair, `--x` / `--no-x`;
 - names have one spelling: suites with hyphens (`real-easy`), backends and modes with
@@ -72,7 +73,9 @@ def _options_table(parser: argparse.ArgumentParser) -> list[str]:
     for action in parser._actions:
         if isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)) or action.help == argparse.SUPPRESS:
             continue
-        old = ", ".join(f"`{o}`" for o in getattr(action, "old_spellings", []))
+        spellings = [f"`{o}`" for o in getattr(action, "old_spellings", [])]
+        spellings += [f"`{a}` = `{b}`" for a, b in getattr(action.type, "old", {}).items()]   # a Spelling's old names
+        old = ", ".join(spellings)
         rows.append(f"| {_flags(action)} | {_default(action)} | {_cell(action.help or '')} | {old} |")
     if not rows:
         return []
@@ -108,14 +111,14 @@ def _settings_section(name: str, settings_cls) -> list[str]:
     return [*lines, ""]
 
 
-def reference() -> str:
+def reference(top: argparse.ArgumentParser) -> str:
+    """The page for `top`, the `halo` parser (halo.cli.main.build_parser, which hands itself to
+    `halo docs cli` as `args.top_parser`)."""
     from halo.cli import eval as eval_cli
     from halo.cli import launcher
-    from halo.cli.main import build_parser
     from halo.cli.serve import GRPC_SERVICES
     from halo.sites.server import SitesSettings
 
-    top = build_parser()
     lines = [INTRO, "## `halo`", "", "| subcommand | what it does |", "| --- | --- |"]
     commands = _subcommands(top)
     lines += [f"| [`halo {name}`](#halo-{name}) | {_cell(help_text)} |" for name, help_text, _ in commands]
@@ -140,7 +143,7 @@ def reference() -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    text = reference()
+    text = reference(args.top_parser)
     out = Path(args.out)
     if args.check:
         if not out.exists() or out.read_text() != text:

@@ -212,7 +212,7 @@ async def train_local_lora(ctx: Any) -> None:
     and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
     vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
     must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
-    extra.sample_timeout_s (`halo train --sample-timeout`): the deadline of each call to the gateway (300 s).
+    extra.sample_timeout_s (`halo train --sample-timeout-s`): the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """

@@ -20,7 +20,7 @@ RunSpec -> Config:
         max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef,
         tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
         route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline, 600 s;
-        `--sample-timeout`)
+        `--sample-timeout-s`)
 
 Sampling. `gateway` (the default, see docs/benchmarks.md; `direct` with --max-staleness):
 every rollout sample goes through the policy gateway's `Sample` on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
@@ -89,7 +89,7 @@ RECIPE_NAME = "halo_browser_grpo"
 DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
 SAMPLING_MODES = ("direct", "gateway")
 DEFAULT_SAMPLING = "gateway"                # chosen by measurement: docs/benchmarks.md, "Tinker sampling through the gateway"
-TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout
+TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout-s
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 
