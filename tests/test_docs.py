@@ -126,3 +126,35 @@ def test_halo_help_lists_every_subcommand_on_one_line(capsys):
                  "bench", "protos", "docs"):
         assert names.count(name) == 1, name
     assert all(line.startswith("    ") and len(line.split(maxsplit=1)) == 2 for line in lines), lines
+
+
+def _make(*args: str) -> str:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None:
+        pytest.skip("make is absent")
+    done = subprocess.run(["make", "-C", str(REPO), "--no-print-directory", *args], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_make_help_lists_every_target():
+    phony = re.search(r"^\.PHONY:(.*)$", (REPO / "Makefile").read_text(), re.M).group(1).split()
+    listed = [line.split()[1] for line in _make("help").splitlines() if line.startswith("  make ")]
+    assert sorted(listed) == sorted(phony)
+
+
+def test_the_demo_sets_up_only_the_venv_and_chromium_and_the_tests_everything():
+    """`make demo` runs the demo tier of scripts/setup.sh, which stops before the test tools;
+    `make test` the test tier and the vLLM environment (dry runs: nothing is installed here)."""
+    demo, test = _make("-n", "demo"), _make("-n", "test")
+    assert "bash scripts/setup.sh\n" in demo and "--test" not in demo and "setup_vllm" not in demo
+    assert "bash scripts/setup.sh --test" in test and "bash scripts/setup_vllm.sh" in test
+    setup = (REPO / "scripts" / "setup.sh").read_text()
+    before_the_demo_exit = setup.split('if [ "$TIER" = demo ]; then', 1)[0]
+    code = "\n".join(line for line in before_the_demo_exit.splitlines() if not line.lstrip().startswith("#"))
+    for tool in ("prometheus", "nodejs", "npm_ci_once", "golang-go", "protobuf-compiler", "apt_install"):
+        assert tool not in code, tool
+    assert code.count("'.[test]'") == 2 and 'if [ "$TIER" = test ]; then' in code   # the test extras: test tier only

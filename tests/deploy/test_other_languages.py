@@ -24,9 +24,9 @@ README_TARGET = "127.0.0.1:50051"
 def node_binary() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node is missing (scripts/setup.sh installs Node.js)")
+        pytest.fail("node is missing (scripts/setup.sh --test installs Node.js)")
     if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").exists():
-        pytest.fail("clients/node/node_modules is missing: run scripts/setup.sh (npm ci in clients/node)")
+        pytest.fail("clients/node/node_modules is missing: run scripts/setup.sh --test (npm ci in clients/node)")
     return node
 
 
