@@ -131,8 +131,8 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     from tests.tinker_server.conftest import API_KEY
 
     env = dict(os.environ, TINKER_API_KEY=API_KEY)
-    try:   # 900 s, as for the gateway-sampling run below: at load average ~25 SkyRL took 195 s to JIT-compile
-        # the first 3K-token forward_backward, and 420 s ended this run after its first step
+    try:   # 900 s, as for the gateway-sampling run below: SkyRL's JAX engine JIT-compiles each new
+        # sequence length on CPU (minutes on a busy machine; docs/benchmarks.md), twice per step here
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"halo train did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
@@ -195,8 +195,8 @@ async def test_the_gateway_samples_the_trained_weights_through_its_tinker_route(
 
 
 
-# 900 s for the run: at load average 44 (other CI jobs) SkyRL took 52 s to create the LoRA and ~60 s
-# to JIT-compile each of sampling and training a 3K-token sequence; 420 s failed there
+# 900 s for the run: SkyRL creates the LoRA and JIT-compiles sampling and training of each new
+# sequence length on CPU, about a minute each on a busy machine (docs/benchmarks.md)
 @pytest.mark.timeout(1500)
 async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(tinker_server, tmp_path):
     """`--tinker-sampling gateway` against the real server: a gateway started here (its tinker

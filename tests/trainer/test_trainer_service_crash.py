@@ -60,8 +60,8 @@ async def services():
 async def settled_session_count(manager, quiet_s: float = 2.0, limit_s: float = 60.0) -> int:
     """The pool's open sessions once no close from the killed process is still landing.
 
-    A CloseSession the dead trainer had already sent can be served a moment after the kill (a CI run
-    saw 4 open at the kill and 1 at resume), so the count is read only after it has held still.
+    A CloseSession the dead trainer had already sent can be served a moment after the kill, so the
+    count is read only after it has held still.
     """
     loop = asyncio.get_running_loop()
     count, since, deadline = manager.active, loop.time(), loop.time() + limit_s

