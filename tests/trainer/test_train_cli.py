@@ -189,3 +189,16 @@ def test_running_services_get_the_token_and_the_ca_like_eval(submitted, capsys):
     assert (targets["env_target"], targets["reward_target"], targets["gateway_target"], targets["tls_ca"]) == (
         "h:1", "h:2", "h:3", "ca.pem")
     assert main(["train", "--submit", "h:9", "--reward", "h:2"]) == 2
+
+
+def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
+    from halo.cli.curriculum import suite
+    from halo.cli.train import eval_label
+    from halo.trainers.plots import plot_curves
+
+    playground = RunSpec(task_ids=suite("playground-easy").select())
+    real = RunSpec(task_ids=suite("real-easy").select())
+    assert eval_label(playground) == "greedy, 4 training tasks on held-out layouts"
+    assert eval_label(real) == "greedy, the 11 training tasks (REAL replicas: not held out)"
+    rows = [{"step": 1, "success_rate": 0.1, "eval_success_rate_untrained": 0.0}, {"step": 2, "eval_success_rate": 0.5}]
+    assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real)).stat().st_size > 0

@@ -56,7 +56,7 @@ async def _follow(events, total: int) -> str:
     return final
 
 
-def _summary(rows: list[dict[str, float]]) -> None:
+def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
     """Before/after: did it learn?"""
     if not rows:
         return
@@ -65,7 +65,19 @@ def _summary(rows: list[dict[str, float]]) -> None:
     if "eval_success_rate_untrained" in first:
         evals = [r for r in rows if "eval_success_rate" in r]
         after = evals[-1]["eval_success_rate"] if evals else float("nan")
-        console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+        console.print(f"success, {label}: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+
+
+def eval_label(spec: RunSpec) -> str:
+    """What the run's greedy evaluation covers, in words for its plot and summary: the training
+    tasks, on seeds it never trains on. Those seeds change the page layouts of HALO's playground
+    tasks (held-out layouts); a REAL replica is the same whatever the seed, so there the
+    evaluation replays the training tasks themselves."""
+    tasks = len(spec.task_ids)
+    noun = f"{tasks} training task{'s' if tasks != 1 else ''}"
+    if all(t.startswith("playground") for t in spec.task_ids):
+        return f"greedy, {noun} on held-out layouts"
+    return f"greedy, the {noun} (REAL replicas: not held out)"
 
 
 def tinker_route(spec: RunSpec) -> str:
@@ -152,7 +164,8 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
         def write_curves() -> list[dict]:
             rows = jobs.store.metrics(record.run_id)
             if rows:
-                png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})")
+                png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})",
+                                  eval_label=eval_label(record.spec))
                 console.print(f"curves: {png}")
             console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
             return rows
@@ -168,7 +181,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             raise
         rows = write_curves()
         console.print(final)
-        _summary(rows)
+        _summary(rows, eval_label(record.spec))
         return 0 if jobs.get(record.run_id).state.value == "succeeded" else 1
     finally:
         await stack.__aexit__(None, None, None)
@@ -406,7 +419,8 @@ def add_parser(sub) -> None:
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
+                            "new layouts on the playground, the same pages on a REAL replica)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
     train.add_argument("--reward-overrides", default=None, metavar="JSON",
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
