@@ -158,3 +158,21 @@ def test_the_demo_sets_up_only_the_venv_and_chromium_and_the_tests_everything():
     for tool in ("prometheus", "nodejs", "npm_ci_once", "golang-go", "protobuf-compiler", "apt_install"):
         assert tool not in code, tool
     assert code.count("'.[test]'") == 2 and 'if [ "$TIER" = test ]; then' in code   # the test extras: test tier only
+
+
+async def test_the_readmes_python_snippet_runs_against_an_env_service(stack):
+    """The README's Python block, as a user would paste it, against the session's env service."""
+    import asyncio
+    import json
+    import sys
+
+    (snippet,) = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    assert "127.0.0.1:50051" in snippet
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", snippet.replace("127.0.0.1:50051", stack.env_target),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, err.decode()
+    ok_line, state = out.decode().split("\n", 1)
+    assert ok_line.startswith("True ") and "playground" in ok_line
+    assert isinstance(json.loads(state), dict)   # the site's /finish state
