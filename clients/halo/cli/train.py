@@ -242,7 +242,7 @@ async def _wait_healthy(client, timeout_s: float) -> bool:
 
 
 # What the embedded quickstart needs, measured (docs/benchmarks.md, "The playground run"): several clipped passes over
-# each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
+# each batch, a small entropy bonus, and less pay for novelty — with the reference 0.2, wandering
 # through five new states is worth as much as solving a playground task.
 EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
 OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
@@ -407,12 +407,12 @@ def add_parser(sub) -> None:
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
-    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (0.7 for Qwen3-VL in the reference settings; the embedded head starts near uniform, 1.0)")
     train.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
                        help="what the policy sees: the screenshot + AXTree, or text only (AXTree; the env skips the "
                             "screenshot; cheaper, and what a text model such as a local Tinker-API server can train)")
-    train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (seeds: 300)")
-    train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; seeds: 32)")
+    train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (reference: 300)")
+    train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; reference: 32)")
     max_actions = train.add_argument("--max-actions", type=int, default=0, metavar="N",
                                      help="actions per episode at most (default: the suite's, 5; real-easy 4); mcts: the tree's depth")
     deprecated_alias(train, "--max-steps", max_actions)
