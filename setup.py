@@ -1,7 +1,7 @@
 """Package layout only (metadata lives in pyproject.toml).
 
 `halo` is one namespace package spread over two folders, so that imports read like the
-architecture (docs/architecture.md): clients/halo/ holds the SDK ({v1,errors,agent,client,runs}),
+architecture (docs/design.md): clients/halo/ holds the SDK ({v1,errors,agent,client,runs}),
 the apps ({rollout,trainers,evaluation}, with the embedded torch model in embedded/) and the
 `halo` command (cli/); services/halo/ holds {runtime,sites,tasks} and the services {env,reward,
 policy,trainer}. setuptools needs an explicit package -> folder map for that.

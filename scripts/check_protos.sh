@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 
 BUF=${HALO_BUF:-scripts/buf/node_modules/.bin/buf}
 BASELINE=protos/baseline/halo-v1.binpb
-[ -x "$BUF" ] || { echo "check_protos: $BUF is missing: run scripts/setup.sh (npm ci in scripts/buf)" >&2; exit 2; }
+[ -x "$BUF" ] || { echo "check_protos: $BUF is missing: run scripts/setup.sh --test (npm ci in scripts/buf)" >&2; exit 2; }
 
 echo "check_protos: buf lint protos"
 "$BUF" lint protos

@@ -1,4 +1,4 @@
-"""Device check for issue 23 item 6, run where a GPU machine is lent (README, "Local LoRA on a GPU").
+"""Device check of the LoRA learner on a Qwen3-VL-MoE, run where a GPU machine is lent (docs/benchmarks.md, "The learner on a Qwen3-VL-MoE on a GPU").
 
 HALO's local-LoRA learner (`LoraLearner`: PEFT LoRA, Tinker's losses on the cookbook's datums) and
 its in-process sampler (`PeftSampler`, generate()) on a small random Qwen3-VL-MoE shaped like

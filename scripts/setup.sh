@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# Set up HALO on a fresh machine: a Python 3.11 venv with the pinned dependencies, and a Chromium
-# for Playwright (Playwright's own build where it can be downloaded, Debian's `chromium` otherwise).
+# Set up HALO on a fresh machine, in tiers, each installing only what its targets run:
+#
+#   scripts/setup.sh          the demo tier (make demo, demo-real, protos, bench-env, test-replicas):
+#                             a Python 3.11 venv with the pinned dependencies, and a Chromium for
+#                             Playwright (Playwright's own build where it can be downloaded, Debian's
+#                             `chromium` otherwise: the only step that may need root, through sudo)
+#   scripts/setup.sh --test   the test tier (make test, check-protos): the demo tier, the test
+#                             extras (pytest, ...), and the tools the tests drive: Prometheus,
+#                             Node.js (clients/node, buf), Go, protoc and the Go/Java code generators
+#                             (Debian packages, through apt-get)
+#
+# The engines with their own environments have their own scripts: setup_vllm.sh (.venv-vllm, make
+# vllm, part of make test) and setup_tinker_server.sh (.venv-skyrl, make tinker-server).
 # Idempotent: a second run only checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+TIER=demo
+case "${1:-}" in
+  "") ;;
+  --test) TIER=test ;;
+  *) echo "usage: scripts/setup.sh [--test]" >&2; exit 2 ;;
+esac
 
 PY=${HALO_PYTHON:-}
 if [ -z "$PY" ]; then
@@ -21,11 +39,19 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 
-stamp=.venv/.halo-installed
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ setup.py -nt "$stamp" ]; then
-  echo "setup: installing pinned dependencies (pip install -e '.[test]')"
-  .venv/bin/pip install -q -e '.[test]'
-  touch "$stamp"
+# One stamp per tier: the test tier's install covers the demo tier's.
+stamp_demo=.venv/.halo-installed stamp_test=.venv/.halo-installed-test
+fresh() { [ -f "$1" ] && [ ! pyproject.toml -nt "$1" ] && [ ! setup.py -nt "$1" ]; }
+if [ "$TIER" = test ]; then
+  if ! fresh $stamp_test; then
+    echo "setup: installing pinned dependencies with the test extras (pip install -e '.[test]')"
+    .venv/bin/pip install -q -e '.[test]'
+    touch $stamp_test $stamp_demo
+  fi
+elif ! fresh $stamp_demo && ! fresh $stamp_test; then
+  echo "setup: installing pinned dependencies (pip install -e .)"
+  .venv/bin/pip install -q -e .
+  touch $stamp_demo
 fi
 
 have_playwright_chromium() {
@@ -50,6 +76,12 @@ else
   exit 1
 fi
 
+if [ "$TIER" = demo ]; then
+  echo "setup: ready for make demo (.venv, $(command -v chromium || echo 'Playwright Chromium')); make test adds the test tools"
+  exit 0
+fi
+
+# ---- the test tier -----------------------------------------------------------------------------
 # Prometheus (halo up runs it; the deploy tests scrape a real run) and Node.js for clients/node.
 apt_install() {
   command -v apt-get >/dev/null || { echo "setup: install $* (no apt-get here)" >&2; return 1; }
@@ -89,4 +121,4 @@ if ! command -v go >/dev/null || ! command -v protoc-gen-go-grpc >/dev/null || !
   apt_install golang-go protobuf-compiler protoc-gen-go protoc-gen-go-grpc protobuf-compiler-grpc-java-plugin \
     golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev
 fi
-echo "setup: ready (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version), buf $(scripts/buf/node_modules/.bin/buf --version), $(go version | cut -d' ' -f3))"
+echo "setup: ready for make test (.venv, $(command -v chromium || echo 'Playwright Chromium'), $(prometheus --version 2>&1 | head -1 | cut -d' ' -f1-3), node $(node --version), buf $(scripts/buf/node_modules/.bin/buf --version), $(go version | cut -d' ' -f3))"

@@ -21,8 +21,7 @@ def chromium_browser_pids(root: psutil.Process | None = None) -> set[int]:
     """Main Chromium processes: those Playwright's driver started, not one Chromium started.
 
     Not "no --type= flag": a helper the browser has just forked carries the browser's own command
-    line until it execs (a CI run at load ~19 found two "browsers" under one env service that way),
-    and an exited one not reaped yet has none."""
+    line until it execs, and an exited one not reaped yet has none."""
     pids = set()
     for proc in chromium_processes(root):
         try:

@@ -18,7 +18,7 @@ GO_DIR = REPO / "clients" / "go"
 def build_go_demo(out: Path) -> Path:
     """clients/go/build.sh into `out` (stubs generated from protos/ first); skips without Go."""
     if shutil.which("go") is None:
-        pytest.skip("go is absent (scripts/setup.sh installs Debian's golang-go and the Go gRPC packages)")
+        pytest.skip("go is absent (scripts/setup.sh --test installs Debian's golang-go and the Go gRPC packages)")
     done = subprocess.run(["bash", str(GO_DIR / "build.sh"), str(out)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     return out / "halo-env-demo"

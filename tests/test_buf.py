@@ -21,7 +21,7 @@ ENV_PROTO = Path("protos") / "halo" / "v1" / "env.proto"
 @pytest.fixture(scope="module")
 def buf() -> Path:
     if not BUF.exists():
-        pytest.fail("buf is missing: run scripts/setup.sh (npm ci in scripts/buf)")
+        pytest.fail("buf is missing: run scripts/setup.sh --test (npm ci in scripts/buf)")
     return BUF
 
 
@@ -123,10 +123,10 @@ def test_update_baseline_moves_the_floor(clone, buf):
 
 
 def test_the_generation_template_makes_go_typescript_and_java(buf, tmp_path):
-    """protos/buf.gen.yaml, as README "Other languages" tells users to run it."""
+    """protos/buf.gen.yaml, as docs/guides/other-languages.md tells users to run it."""
     for tool in ("protoc", "protoc-gen-go", "protoc-gen-go-grpc", "grpc_java_plugin"):
         if shutil.which(tool) is None:
-            pytest.fail(f"{tool} is missing: run scripts/setup.sh (Debian packages)")
+            pytest.fail(f"{tool} is missing: run scripts/setup.sh --test (Debian packages)")
     env = {**os.environ, "PATH": f"{buf.parent}{os.pathsep}{os.environ['PATH']}"}
     done = subprocess.run([str(buf), "generate", "protos", "--template", "protos/buf.gen.yaml", "-o", str(tmp_path)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

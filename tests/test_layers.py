@@ -1,4 +1,4 @@
-"""The layering of docs/architecture.md holds: `lint-imports` checks pyproject.toml's contracts.
+"""The layering of docs/design.md holds: `lint-imports` checks pyproject.toml's contracts.
 
 Layers (CLI on top; apps and services beside each other; the SDK at the bottom), apps reach
 services only over gRPC, services never import an app, the SDK stays light (no torch, transformers,

@@ -52,8 +52,7 @@ class RecordingProxy:
         from starlette.routing import Route
 
         # A fresh connection per request: a kept-alive one that vLLM's server closed meanwhile fails
-        # the next forward with ReadError (seen in CI as a 500 on unload_lora_adapter), and a
-        # pass-through must add no failure of its own.
+        # the next forward with ReadError, and a pass-through must add no failure of its own.
         client = httpx.AsyncClient(base_url=self.upstream, timeout=300, limits=httpx.Limits(max_keepalive_connections=0))
 
         async def forward(request: Request) -> Response:

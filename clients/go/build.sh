@@ -9,7 +9,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mkdir -p "${1:-$here/bin}" && cd "${1:-$here/bin}" && pwd)
-command -v go >/dev/null || { echo "build: go is missing: run scripts/setup.sh (Debian: golang-go)" >&2; exit 2; }
+command -v go >/dev/null || { echo "build: go is missing: run scripts/setup.sh --test (Debian: golang-go)" >&2; exit 2; }
 gocode=/usr/share/gocode
 [ -d "$gocode/src/google.golang.org/grpc" ] || { echo "build: $gocode/src/google.golang.org/grpc is missing (Debian: golang-google-grpc-dev)" >&2; exit 2; }
 [ -f "$gocode/src/github.com/golang/protobuf/proto/wrappers.go" ] || { echo "build: github.com/golang/protobuf in $gocode is 1.3, which panics on protoc-gen-go 1.28 messages: install golang-github-golang-protobuf-1-5-dev" >&2; exit 2; }

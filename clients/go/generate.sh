@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 protos=$(cd "$here/../../protos" && pwd)
 module=github.com/halo-rl/halo/clients/go
 for tool in protoc protoc-gen-go protoc-gen-go-grpc; do
-  command -v "$tool" >/dev/null || { echo "generate: $tool is missing: run scripts/setup.sh (Debian: protobuf-compiler protoc-gen-go protoc-gen-go-grpc)" >&2; exit 2; }
+  command -v "$tool" >/dev/null || { echo "generate: $tool is missing: run scripts/setup.sh --test (Debian: protobuf-compiler protoc-gen-go protoc-gen-go-grpc)" >&2; exit 2; }
 done
 
 files=(); maps=()

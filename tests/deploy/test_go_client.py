@@ -51,6 +51,6 @@ def test_go_client_reports_errors_and_grpc_status_codes(up_stack, go_demo):
 
 def test_go_sources_are_gofmt_clean():
     if shutil.which("gofmt") is None:
-        pytest.skip("gofmt is absent (scripts/setup.sh installs Debian's golang-go)")
+        pytest.skip("gofmt is absent (scripts/setup.sh --test installs Debian's golang-go)")
     done = subprocess.run(["gofmt", "-l", "halo", "cmd"], cwd=GO_DIR, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout == "", f"not gofmt-formatted: {done.stdout}{done.stderr}"

@@ -1,5 +1,5 @@
 """Other languages drive the real env service (a `halo up` process on loopback): the Node.js client
-(@grpc/grpc-js + @grpc/proto-loader on the same .proto files) and every grpcurl call of the README."""
+(@grpc/grpc-js + @grpc/proto-loader on the same .proto files) and every grpcurl call of README.md and docs/."""
 
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ README_TARGET = "127.0.0.1:50051"
 def node_binary() -> str:
     node = shutil.which("node")
     if node is None:
-        pytest.fail("node is missing (scripts/setup.sh installs Node.js)")
+        pytest.fail("node is missing (scripts/setup.sh --test installs Node.js)")
     if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").exists():
-        pytest.fail("clients/node/node_modules is missing: run scripts/setup.sh (npm ci in clients/node)")
+        pytest.fail("clients/node/node_modules is missing: run scripts/setup.sh --test (npm ci in clients/node)")
     return node
 
 
@@ -68,11 +68,12 @@ def test_node_client_reports_grpc_status_codes(up_stack):
 
 
 def readme_grpcurl_commands(tls: bool = False) -> list[str]:
-    """Every grpcurl command in the README's code blocks, continuation lines joined: the plaintext
-    ones, or (tls=True) the `-cacert` ones, which tests/security/test_tls.py runs on a TLS service."""
-    readme = (REPO / "README.md").read_text()
+    """Every grpcurl command in the code blocks of README.md and docs/, continuation lines joined: the
+    plaintext ones, or (tls=True) the `-cacert` ones, which tests/security/test_tls.py runs on a TLS service."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages)
     commands = []
-    for block in re.findall(r"```(?:bash|sh)\n(.*?)```", readme, re.S):
+    for block in re.findall(r"```(?:bash|sh)\n(.*?)```", text, re.S):
         for command in block.replace("\\\n", " ").splitlines():
             command = command.split("  #")[0].strip()
             if command.startswith("grpcurl ") and ("-cacert" in command) == tls:

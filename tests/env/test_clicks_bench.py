@@ -1,5 +1,5 @@
 """`halo bench clicks` on a small budget: the command runs end to end and reports each kind of
-click. (Its latencies are benchmark figures, in the README, not asserted here.)"""
+click. (Its latencies are benchmark figures, in docs/benchmarks.md, not asserted here.)"""
 
 from __future__ import annotations
 

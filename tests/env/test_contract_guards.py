@@ -1,4 +1,4 @@
-"""The contract holds against hostile input (issue 27, item 4): replies never grow with the request,
+"""The contract holds against hostile input: replies never grow with the request,
 every enum of every request is checked, and reflection answers under v1 as well as v1alpha."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ def test_halo_bench_env_runs_service_raw_and_agisdk_side_by_side(tmp_path):
     out = tmp_path / "env.json"
     halo = Path(sys.executable).parent / "halo"
     proc = subprocess.run(
-        [str(halo), "bench", "env", "--sessions", "1", "--steps", str(STEPS), "--agisdk-slow-mo", "0", "--json", str(out)],
+        [str(halo), "bench", "env", "--sessions", "1", "--actions", str(STEPS), "--agisdk-slow-mo", "0", "--json", str(out)],
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1,5 +1,5 @@
 """An infrastructure fault under an episode is an environment failure, never a task outcome, and
-the grader is out of the agent's reach (issue 27, items 2 and 3).
+the grader is out of the agent's reach.
 
 The sites server here is the test's own (it is stopped and replaced mid-episode); the sessions
 run in the shared stack's Chromium through a second SessionManager pointed at it.

@@ -1,9 +1,8 @@
 """An action that starts a navigation returns once the new page has loaded, even when Playwright
 hears of the navigation request late; an action that starts none does not wait for one.
 
-Seen in CI on a loaded machine: the `request` event of a form submission's navigation reached
-Playwright up to 0.86 s after the page had answered the env's "anything pending?" round trip, the
-old page was observed, and an oracle then looked for a listing on a page that was going away.
+Playwright's `request` event of a form submission's navigation may arrive after the page has
+answered the env's "anything pending?" round trip; the env must not then observe the old page.
 Here the request event is withheld altogether and the server answers slowly, so only the page's
 own signals (the Navigation API's `navigate` event, the form's `submit`) can make the env wait.
 """

@@ -85,9 +85,9 @@ async def test_killed_chromium_is_an_env_failure_and_the_pool_recovers(small_sta
 
 
 async def test_a_browser_that_dies_under_a_new_sessions_first_observation_is_unavailable(small_stack, monkeypatch):
-    """Seen in the chaos test: a Chromium killed while CreateSession took its first observation came
-    back as UNKNOWN (a raw Playwright error), which failed the whole training run instead of one
-    episode as an environment failure."""
+    """A Chromium killed while CreateSession takes its first observation is UNAVAILABLE (an
+    environment failure that costs one episode), never UNKNOWN (a raw Playwright error, which
+    would fail the whole training run)."""
     manager = small_stack.env_manager
     observe = manager._observe
     (pid,) = small_stack.own_browser_pids

@@ -1,4 +1,4 @@
-"""Step (and CreateSession) return the site's state when asked: no GetState per step (issue 17, item 4).
+"""Step (and CreateSession) return the site's state when asked: no GetState per step.
 
 What the reward service needs of every transition is the replica's state JSON; a client that asks
 with `include_state` gets it in the reply, the same text GetState would give, and an unreadable

@@ -24,7 +24,7 @@ def services(targets, gateway: str = "") -> list[str]:
 
 async def test_cli_evaluates_resumes_reports_lists_and_compares(targets, scripted_eval, evals_dir):
     root = ["--evals-dir", str(evals_dir)]
-    rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-steps", "2",
+    rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-actions", "2",
                               "--workers", "2", "--no-screenshots", "--eval-id", "cli-a", *root, *services(targets))
     assert rc == 0, out
     assert "cli-a: success per site" in out and "playground-signup seed 1" in out and "viewer:" in out
@@ -83,7 +83,7 @@ async def test_eval_runs_as_a_trainer_service_job(targets, tmp_path):
                                reward_target=targets.reward, gateway_target=targets.gateway)
     trainer = await start_service(build_service(settings, resolver=resolve_trainer), settings)
     try:
-        rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-steps", "2",
+        rc, out = await halo_eval("--mode", "embedded", "--tasks", "playground-signup", "--seeds", "0-1", "--max-actions", "2",
                                   "--workers", "2", "--no-screenshots", "--submit", trainer.target)
         assert rc == 0, out
         assert "submitted eval run" in out and "playground-signup seed 1:" in out and "succeeded" in out, out

@@ -237,7 +237,8 @@ def test_repair_helpers_never_raise(text, opener):
         assert str(exc)
 
 
-# The inputs the fuzz found crashes with, kept as fixed regressions (each raised before the fix).
+# Inputs that must parse to a typed result or a typed error, never an exception: the cases the fuzz
+# generates rarely, kept as fixed examples.
 REGRESSIONS = [
     '{"action": "wait", "seconds": NaN}',                                   # int(NaN): ValueError
     '{"action": "scroll", "dy": ' + "9" * 400 + "}",                         # float(huge int): OverflowError

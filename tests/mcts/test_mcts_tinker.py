@@ -81,13 +81,13 @@ def test_halo_train_kind_mcts_backend_tinker_reaches_the_tinker_mcts_trainer(mon
 
     seen: list[RunSpec] = []
 
-    async def fake_train_local(spec, runs_dir, resume="", env_target="", gateway_target=""):
+    async def fake_train_local(spec, runs_dir, resume="", **targets):
         seen.append(spec)
         return 0
 
     monkeypatch.setattr(halo.cli.train, "train_local", fake_train_local)
     assert main(["train", "--kind", "mcts", "--backend", "tinker", "--tasks", "playground-signup", "--steps", "2",
-                 "--simulations", "9", "--sample-timeout", "900"]) == 0
+                 "--simulations", "9", "--sample-timeout-s", "900"]) == 0
     (spec,) = seen
     assert (spec.kind, spec.backend, spec.learning_rate, spec.extra["simulations"]) == ("mcts", "tinker", 1e-6, 9)
     assert spec.extra["sample_timeout_s"] == 900.0
@@ -136,7 +136,7 @@ async def test_a_sample_past_the_runs_deadline_fails_the_run_naming_the_setting_
         jobs_factory, tiny_dir, renderer, monkeypatch):  # noqa: F811
     """A backend whose first sample compiles (SkyRL's JAX server on CPU: a minute or more per new
     length on a loaded machine) outlives the run's sample deadline: the run fails saying which call,
-    which deadline and which setting raises it (`--sample-timeout`), not a bare DEADLINE_EXCEEDED."""
+    which deadline and which setting raises it (`--sample-timeout-s`), not a bare DEADLINE_EXCEEDED."""
     import asyncio
 
     from halo.trainer.store import RunState
@@ -157,7 +157,7 @@ async def test_a_sample_past_the_runs_deadline_fails_the_run_naming_the_setting_
         [e async for e in jobs.watch(record.run_id)]
         failed = jobs.get(record.run_id)
         assert failed.state is RunState.FAILED
-        assert "Sample to " in failed.error and "deadline of 1s" in failed.error and "--sample-timeout" in failed.error
+        assert "Sample to " in failed.error and "deadline of 1s" in failed.error and "--sample-timeout-s" in failed.error
         # the same run with a deadline that covers the slow first sample gets through its step
         record = await jobs.start_run(dataclasses.replace(spec, name="", extra=spec.extra | {"sample_timeout_s": 30}))
         [e async for e in jobs.watch(record.run_id)]

@@ -1,4 +1,4 @@
-"""The embedded policy's candidate generator reads the goal and the observation, nothing else (issue 22).
+"""The embedded policy's candidate generator reads the goal and the observation, nothing else.
 
 A model sees the goal and the page; so must the candidates the embedded policy chooses from. The
 generator is run in a fresh interpreter where the task registry, the replicas (and their

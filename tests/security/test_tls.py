@@ -268,13 +268,13 @@ async def test_reward_judge_client_speaks_tls(tls_stack, pki):
 
 
 async def test_readme_tls_grpcurl_calls_run_as_written(tls_stack, pki):
-    """The README's `-cacert` grpcurl calls, with its ca.pem, $TOKEN and default target filled in."""
+    """The `-cacert` grpcurl calls of README.md and docs/, with its ca.pem, $TOKEN and default target filled in."""
     import shlex
 
     from tests.deploy.test_other_languages import README_TARGET, readme_grpcurl_commands
 
     commands = readme_grpcurl_commands(tls=True)
-    assert commands, "the README shows no grpcurl call over TLS"
+    assert commands, "README.md and docs/ show no grpcurl call over TLS"
     for command in commands:
         filled = command.replace(README_TARGET, tls_stack.env_target).replace("$TOKEN", TOKEN)
         argv = [str(pki.ca) if a == "ca.pem" else a for a in shlex.split(filled)]

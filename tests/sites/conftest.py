@@ -19,8 +19,8 @@ from halo.cli.verify import VerifyRow
 from halo.tasks.registry import default_registry
 from tests.sites.replica_checks import FULL_SWEEP, verify_all, wrong_swept_tasks
 
-#: Env sessions the sweep keeps open (the session pool holds 8; at load 30-70 eight at once made
-#: 3 s action timeouts).
+#: Env sessions the sweep keeps open (the session pool holds 8; four leave each action its share of
+#: the cores within the env's 3 s action timeout).
 SWEEP_SESSIONS = 4
 #: The whole sweep runs in the first verify test's setup (full: 121 tasks, ~310 sessions, ~2200 actions).
 SWEEP_TIMEOUT_S = 3000

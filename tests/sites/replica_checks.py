@@ -32,8 +32,8 @@ def natural_task_order(task_ids: Iterable[str]) -> list[str]:
 
 #: `HALO_REPLICA_SWEEP=full` (`make test-replicas`) runs every labelled wrong attempt of every task,
 #: as `halo tasks verify` does. By default (CI) every task's oracle and no-op run, and the wrong
-#: attempts of `wrong_swept_tasks`: about 190 wrong attempts (1300 actions) took 55% of the sweep,
-#: 12 of CI's 72 test minutes, on the 2-core machine.
+#: attempts of `wrong_swept_tasks`: the wrong attempts are most of the sweep's actions, and one
+#: task per site (plus the real-easy curriculum) keeps each site's wrong-attempt path tested.
 FULL_SWEEP = os.environ.get("HALO_REPLICA_SWEEP", "") == "full"
 
 
@@ -57,8 +57,9 @@ def _swept_labels(task: TaskSpec, labels: list[str]) -> list[str]:
 
 async def verify_all(env: EnvClient, task_ids: Iterable[str], sessions: int = 4) -> dict[str, VerifyRow]:
     """Oracle and no-op of every task, and the wrong attempts of `wrong_swept_tasks()`, `sessions`
-    env sessions at a time (text-only observations). Four, not eight: at load 30-70 eight at once
-    made 3 s action timeouts."""
+    env sessions at a time (text-only observations). Four, not the pool's eight: an oracle's
+    actions must finish within the env's 3 s action timeout, and fewer pages at once keep each
+    action's share of the cores."""
     tasks = [default_registry().get(t) for t in natural_task_order(task_ids)]
     rows = await verify_site_tasks(env, tasks, sessions=sessions, wrong_labels=_swept_labels)
     return {row.task.id: row for row in rows}

@@ -1,4 +1,4 @@
-"""The sites' session store with a data directory: what a restarted server finds (issue 27, item 1)."""
+"""The sites' session store with a data directory: what a restarted server finds."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ Not covered here (SkyRL 0.3.0 lacks them; the offline tests in tests/tinker cove
 resume from Tinker state (its load answers 422), the `dro` loss (422), screenshots (text only);
 nor an MCTS search that finds pairs by itself (the tiny random model writes no parseable action;
 tests/mcts/test_mcts_tinker.py covers that offline).
-Opt-in: `make test-tinker-server` (see conftest.py and the README).
+Opt-in: `make test-tinker-server` (see conftest.py and docs/guides/tinker.md).
 """
 
 from __future__ import annotations
@@ -122,8 +122,8 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     """`halo train --backend tinker --observation text` for 2 steps on the playground replica."""
     runs = tmp_path_factory.mktemp("runs")
     command = halo_cli() + [
-        "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
-        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
+        "train", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-actions", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
         "--name", "tinker-real-server", "--tinker-sampling", "direct",
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0}),
@@ -131,8 +131,8 @@ def trained_run(tinker_server, tmp_path_factory) -> dict:
     from tests.tinker_server.conftest import API_KEY
 
     env = dict(os.environ, TINKER_API_KEY=API_KEY)
-    try:   # 900 s, as for the gateway-sampling run below: at load average ~25 SkyRL took 195 s to JIT-compile
-        # the first 3K-token forward_backward, and 420 s ended this run after its first step
+    try:   # 900 s, as for the gateway-sampling run below: SkyRL's JAX engine JIT-compiles each new
+        # sequence length on CPU (minutes on a busy machine; docs/benchmarks.md), twice per step here
         done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"halo train did not finish in 900 s:\n{(exc.stdout or '')[-3000:]}\nserver:\n{tinker_server.log_tail()}")
@@ -195,8 +195,8 @@ async def test_the_gateway_samples_the_trained_weights_through_its_tinker_route(
 
 
 
-# 900 s for the run: at load average 44 (other CI jobs) SkyRL took 52 s to create the LoRA and ~60 s
-# to JIT-compile each of sampling and training a 3K-token sequence; 420 s failed there
+# 900 s for the run: SkyRL creates the LoRA and JIT-compiles sampling and training of each new
+# sequence length on CPU, about a minute each on a busy machine (docs/benchmarks.md)
 @pytest.mark.timeout(1500)
 async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(tinker_server, tmp_path):
     """`--tinker-sampling gateway` against the real server: a gateway started here (its tinker
@@ -225,8 +225,8 @@ async def test_halo_train_on_tinker_samples_every_rollout_through_the_gateway(ti
     before = counted()
     runs = tmp_path / "runs"
     command = halo_cli() + [
-        "train", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
-        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-steps", "2", "--max-tokens", "24",
+        "train", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
+        "--steps", "2", "--group-size", "2", "--groups-per-batch", "1", "--max-actions", "2", "--max-tokens", "24",
         "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0", "--observation", "text", "--runs-dir", str(runs),
         "--name", "tinker-gateway-sampling", "--tinker-sampling", "gateway", "--gateway", running.target,
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "num_groups_to_log": 0,
@@ -298,9 +298,9 @@ async def test_halo_train_kind_mcts_on_tinker_searches_through_the_gateway_and_c
     before = counted()
     runs = tmp_path / "runs"
     command = halo_cli() + [
-        "train", "--kind", "mcts", "--backend", "tinker", "--model", tinker_server.model, "--tasks", "playground-signup",
+        "train", "--kind", "mcts", "--backend", "tinker", "--base-model", tinker_server.model, "--tasks", "playground-signup",
         "--steps", "1", "--groups-per-batch", "1", "--simulations", "2", "--children", "2", "--widen-every", "0",
-        "--max-steps", "2", "--max-tokens", "24", "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0",
+        "--max-actions", "2", "--max-tokens", "24", "--lora-rank", "8", "--lr", "1e-3", "--eval-every", "0",
         "--observation", "text", "--runs-dir", str(runs), "--name", "tinker-mcts", "--gateway", running.target,
         "--extra", json.dumps({"tinker_base_url": tinker_server.url, "tokenizer": tinker_server.model, "route": route.name}),
     ]
@@ -348,7 +348,7 @@ async def test_the_mcts_dpo_step_runs_on_the_real_server(tinker_server, tinker_k
     policy's), and the updates move the policy off it. Not asserted: the direction. SkyRL 0.3.0
     divides each sequence's cross_entropy by the sum of its weights (clamped at 1e-9), where Tinker's
     is a plain weighted sum; the SDK's custom-loss surrogate sends signed weights (-dLoss/dlogprobs),
-    so the rejected sequence's term is scaled by 1e9 and the update is not DPO's (README)."""
+    so the rejected sequence's term is scaled by 1e9 and the update is not DPO's (docs/benchmarks.md, "A real Tinker-API server")."""
     import math
 
     import tinker

@@ -1,4 +1,4 @@
-"""A GRPO run over an env fleet of real processes (issue 21): three `halo serve env` processes on one
+"""A GRPO run over an env fleet of real processes: three `halo serve env` processes on one
 sites server behind one fleet target. The run spreads its sessions over all three; kill -9 of one
 mid-run loses only that replica's rollouts (counted, rolled out again elsewhere, never learned from
 as a reward) and no completed step; a fourth replica started meanwhile takes new sessions."""
@@ -21,8 +21,8 @@ from halo.trainer.store import RunState
 from .test_env_service_chaos import EnvServiceProcess, finish, free_port, spec
 
 
-#: a Chromium and a Python service starting while a GRPO run and other replicas share 2 cores: seconds
-#: idle, over a minute at load 80
+#: a Chromium and a Python service starting while a GRPO run and other replicas share the cores:
+#: seconds on an idle machine, much longer on a busy one; the test is about routing, not start time
 START_PATIENCE_S = 240.0
 
 

@@ -7,7 +7,7 @@ run completes every step once, nothing lost or repeated, nothing learned from th
 kill -9 of the sites server (restarted on its data directory) and of a Chromium of the env
 service during one run: every episode those faults touched is an environment failure (dropped,
 or its step rolled out again), none is scored as the agent's failure, and the step metrics count
-what was lost (issue 27, item 7).
+what was lost.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`halo train --suite real-easy`: the REAL curriculum's rule, its wiring into the run spec, and a
 one-step run on two of its tasks (real services, real Chromium, agisdk's evaluator). The 30-minute
-learning curve is a measurement (README, "Learning on REAL tasks"), not a test."""
+learning curve is a measurement (docs/guides/real-tasks.md), not a test."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from halo.cli.curriculum import REAL_EASY_MAX_ORACLE_STEPS, REAL_EASY_PER_SITE, oracle_lengths, suite
 from halo.runs.spec import RunSpec
 
-#: The list the README prints; the rule below must produce it.
+#: The list docs/guides/real-tasks.md prints; the rule below must produce it.
 README_REAL_EASY = ["gocalendar-10", "gocalendar-23", "gomail-14", "gomail-24", "networkin-13", "networkin-19",
                     "opendining-4", "staynb-15", "topwork-8", "udriver-14", "udriver-2"]
 
@@ -38,13 +38,13 @@ def test_halo_train_suite_sets_the_tasks_and_the_suite_settings(monkeypatch):
 
     seen: list[RunSpec] = []
 
-    async def capture(spec, runs_dir, resume="", env_target="", gateway_target=""):
+    async def capture(spec, runs_dir, resume="", **targets):
         seen.append(spec)
         return 0
 
     monkeypatch.setattr(halo.cli.train, "train_local", capture)
     assert main(["train", "--suite", "real-easy", "--steps", "1"]) == 0
-    assert main(["train", "--suite", "real-easy", "--tasks", "udriver-14", "--max-steps", "3"]) == 0
+    assert main(["train", "--suite", "real-easy", "--tasks", "udriver-14", "--max-actions", "3"]) == 0
     assert main(["train"]) == 0
     real, explicit, playground = seen
     assert real.task_ids == README_REAL_EASY and real.max_steps == 4 and real.extra["eval_seeds"] == [1001]

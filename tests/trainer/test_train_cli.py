@@ -13,7 +13,8 @@ def submitted(monkeypatch) -> list[RunSpec]:
 
     seen: list[RunSpec] = []
 
-    async def fake_train_local(spec, runs_dir, resume="", env_target="", gateway_target=""):
+    async def fake_train_local(spec, runs_dir, resume="", **targets):
+        spec.extra["_targets"] = targets      # where the run would have gone (popped by the tests that look)
         seen.append(spec)
         return 0
 
@@ -84,7 +85,7 @@ def test_tinker_sampling_reaches_the_spec_and_the_local_gateway_routes_the_runs_
     from halo.cli.main import main
     from halo.cli.train import gateway_routes, local_gateway_config
 
-    assert main(["train", "--backend", "tinker", "--model", "/models/tiny", "--tinker-sampling", "gateway",
+    assert main(["train", "--backend", "tinker", "--base-model", "/models/tiny", "--tinker-sampling", "gateway",
                  "--extra", '{"tinker_base_url": "http://127.0.0.1:8123", "tokenizer": "/models/tiny"}']) == 0
     (spec,) = submitted
     assert spec.extra["tinker_sampling"] == "gateway"
@@ -100,3 +101,104 @@ def test_tinker_sampling_reaches_the_spec_and_the_local_gateway_routes_the_runs_
     assert main(["train", "--backend", "tinker", "--tinker-sampling", "gateway", "--max-staleness", "1"]) == 2
     assert "synchronous only" in capsys.readouterr().err
     assert len(submitted) == 1
+
+
+def test_max_actions_caps_the_episode_and_the_old_flag_still_works_with_a_warning(submitted, capsys):
+    from halo.cli.main import main
+
+    assert main(["train", "--max-actions", "3"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["train", "--max-steps", "2"]) == 0
+    assert "--max-steps is deprecated; use --max-actions" in capsys.readouterr().err
+    assert main(["train"]) == 0
+    assert [spec.max_steps for spec in submitted] == [3, 2, 5]   # the suite's default: 5
+
+
+@pytest.mark.parametrize("argv, model, extra", [
+    (["--route", "my-route"], "my-route", {}),
+    (["--backend", "tinker", "--base-model", "Qwen/Qwen3-VL-8B", "--route", "tk"], "Qwen/Qwen3-VL-8B", {"route": "tk"}),
+    (["--backend", "local_lora", "--checkpoint", "/models/qwen3vl", "--route", "qwen3vl"], "/models/qwen3vl",
+     {"serve_route": "qwen3vl"}),
+])
+def test_route_base_model_and_checkpoint_each_mean_one_thing(submitted, capsys, argv, model, extra):
+    from halo.cli.main import main
+
+    assert main(["train", *argv]) == 0
+    (spec,) = submitted
+    assert spec.model == model and {k: spec.extra[k] for k in extra} == extra
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("argv, means", [
+    (["--model", "embedded"], "--route embedded"),
+    (["--backend", "tinker", "--model", "/models/tiny"], "--base-model /models/tiny"),
+    (["--backend", "tinker", "--kind", "mcts", "--model", "tk"], "--route tk"),
+    (["--backend", "local_lora", "--model", "/models/qwen3vl"], "--checkpoint /models/qwen3vl"),
+])
+def test_the_old_model_flag_takes_its_meaning_from_the_backend(submitted, capsys, argv, means):
+    from halo.cli.main import main
+
+    assert main(["train", *argv]) == 0
+    assert f"--model is deprecated; with --backend" in (err := capsys.readouterr().err) and f"it means {means}" in err
+    (spec,) = submitted
+    flag, value = means.split()
+    assert (spec.extra.get("route") or spec.model) == value if flag == "--route" else spec.model == value
+
+
+@pytest.mark.parametrize("argv, refused", [
+    (["--base-model", "Qwen/Qwen3-VL-8B"], "--base-model has no meaning with --backend embedded"),
+    (["--checkpoint", "/models/x"], "--checkpoint has no meaning with --backend embedded"),
+    (["--backend", "tinker", "--checkpoint", "/models/x"], "--checkpoint has no meaning with --backend tinker"),
+    (["--backend", "local_lora", "--base-model", "Qwen/x"], "--base-model has no meaning with --backend local_lora"),
+])
+def test_a_model_flag_the_backend_has_no_use_for_is_refused(submitted, argv, refused):
+    from halo.cli.main import main
+
+    with pytest.raises(SystemExit, match=refused):
+        main(["train", *argv])
+    assert submitted == []
+
+
+def test_old_spellings_of_suites_backends_and_seconds_flags_still_work(submitted, capsys):
+    from halo.cli.main import main
+
+    assert main(["train", "--suite", "real_easy", "--backend", "local-lora", "--sample-timeout", "90"]) == 0
+    err = capsys.readouterr().err
+    assert "--suite real_easy is deprecated; use --suite real-easy" in err
+    assert "--backend local-lora is deprecated; use --backend local_lora" in err
+    assert "--sample-timeout is deprecated; use --sample-timeout-s" in err
+    (spec,) = submitted
+    assert spec.backend == "local_lora" and spec.extra["sample_timeout_s"] == 90.0 and len(spec.task_ids) == 11
+    with pytest.raises(SystemExit):
+        main(["train", "--backend", "lora"])       # not an old spelling: refused by the choices
+
+
+def test_running_services_get_the_token_and_the_ca_like_eval(submitted, capsys):
+    from halo.cli.main import main
+
+    assert main(["train", "--env", "10.0.0.5:50051", "--token", "t0k"]) == 0
+    (spec,) = submitted
+    targets = spec.extra.pop("_targets")
+    assert targets["env_target"] == "10.0.0.5:50051" and targets["token"] == "t0k" and targets["tls_ca"] == ""
+    assert targets["reward_target"] == "" and targets["gateway_target"] == ""   # started here
+    # TLS reaches every service the run uses, and the ones started here serve plaintext
+    assert main(["train", "--env", "h:1", "--tls-ca", "ca.pem"]) == 2
+    assert "give --env, --reward and --gateway too" in capsys.readouterr().err
+    assert main(["train", "--env", "h:1", "--reward", "h:2", "--gateway", "h:3", "--tls-ca", "ca.pem", "--token", "t"]) == 0
+    targets = submitted[-1].extra.pop("_targets")
+    assert (targets["env_target"], targets["reward_target"], targets["gateway_target"], targets["tls_ca"]) == (
+        "h:1", "h:2", "h:3", "ca.pem")
+    assert main(["train", "--submit", "h:9", "--reward", "h:2"]) == 2
+
+
+def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
+    from halo.cli.curriculum import suite
+    from halo.cli.train import eval_label
+    from halo.trainers.plots import plot_curves
+
+    playground = RunSpec(task_ids=suite("playground-easy").select())
+    real = RunSpec(task_ids=suite("real-easy").select())
+    assert eval_label(playground) == "greedy, 4 training tasks on held-out layouts"
+    assert eval_label(real) == "greedy, the 11 training tasks (REAL replicas: not held out)"
+    rows = [{"step": 1, "success_rate": 0.1, "eval_success_rate_untrained": 0.0}, {"step": 2, "eval_success_rate": 0.5}]
+    assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real)).stat().st_size > 0

@@ -43,7 +43,7 @@ def _interrupt_after(args: list[str], runs: Path, steps: int) -> str:
 def test_ctrl_c_keeps_the_completed_steps_and_resume_goes_on_from_them(tmp_path: Path):
     runs = tmp_path / "runs"
     out = _interrupt_after(["--tasks", "playground-signup", "--steps", "50", "--group-size", "2", "--groups-per-batch", "1",
-                            "--max-steps", "2", "--eval-every", "0"], runs, steps=1)
+                            "--max-actions", "2", "--eval-every", "0"], runs, steps=1)
     (run_dir,) = runs.iterdir()
     resume = f"halo train --resume {run_dir.name} --runs-dir {runs}"
     assert f"interrupted: run {run_dir.name} keeps its" in out and resume in out, out

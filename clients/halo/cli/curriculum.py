@@ -76,13 +76,17 @@ SUITES: dict[str, Suite] = {
         # acts on)): a page here offers 20 to 100 candidates, and uniform exploration of 2-3 steps
         # almost never finds a success to learn from.
         # No pay for a valid action or a new page on this suite (penalties and milestones stay):
-        # measured, a head trained with them learned to fill the goal's words into the first text
-        # field, alternating two texts, each step a valid action and a new state, which agisdk
-        # never scores (README, "Learning on REAL tasks"). Milestones and success carry the signal.
-        # 26 steps: about 30 minutes on an idle 2-core machine (README, "Learning on REAL tasks").
+        # with them a policy can earn reward by typing the goal's words into any field, each step
+        # a valid action and a new state, which agisdk never scores (docs/guides/real-tasks.md).
+        # Milestones and success carry the signal.
+        # 26 steps: the 30-minute budget of an idle 2-core machine (docs/benchmarks.md).
         {"groups_per_batch": 4, "max_steps": 4, "steps": 26, "eval_seeds": [1001], "extra": {"relevance_prior": 5.0},
          "reward_overrides": {"valid_action_bonus": 0.0, "novelty_bonus": 0.0}}),
 }
+
+
+# Suites are spelled with hyphens; these older spellings still work (halo.cli.flags.Spelling warns).
+OLD_SPELLINGS = {"playground_easy": "playground-easy", "real_easy": "real-easy"}
 
 
 def suite(name: str) -> Suite:

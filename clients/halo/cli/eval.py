@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from halo.cli.flags import deprecated_alias
 from halo.evaluation.modes import MODES
 from halo.runs.context import ServiceTargets
 
@@ -58,7 +59,9 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--tasks", default="", help="comma-separated task ids, site names, or 'all' (REAL v2 tasks with a replica)")
     p.add_argument("--seeds", default="0", help="seeds per task: 0,1,2 or 0-4 (default 0)")
     p.add_argument("--workers", type=int, default=4, help="episodes run in parallel")
-    p.add_argument("--max-steps", type=int, default=0, help="episode length cap (default 70; 10 for embedded)")
+    max_actions = p.add_argument("--max-actions", type=int, default=0, metavar="N",
+                                 help="actions per episode at most (default 70; 10 for embedded)")
+    deprecated_alias(p, "--max-steps", max_actions)
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy)")
     p.add_argument("--weights", default="", help="embedded: head.safetensors, a checkpoint folder or a run folder (last checkpoint)")
     p.add_argument("--adapter", default=None, metavar="PATH",
@@ -67,7 +70,8 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-id", default="", help="name of the eval folder (default: <mode>-<time>-<hex>)")
     p.add_argument("--evals-dir", default="evals")
     p.add_argument("--resume", default="", metavar="EVAL_ID", help="continue an interrupted eval: saved episodes are skipped")
-    p.add_argument("--no-screenshots", action="store_true", help="do not record screenshots (faster; the viewer shows no images)")
+    p.add_argument("--screenshots", action=argparse.BooleanOptionalAction, default=True,
+                   help="record each step's screenshot (--no-screenshots: faster; the viewer shows no images)")
     p.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
                    help="what the policy sees: screenshot + AXTree, or text only (the env skips the screenshot, so the "
                         "prompt has none; implies --no-screenshots)")
@@ -85,7 +89,7 @@ def run_parser() -> argparse.ArgumentParser:
 
 def _screenshots(args) -> bool:
     """Screenshots are taken (and shown to the policy) unless --no-screenshots or --observation text."""
-    return not (args.no_screenshots or args.observation == "text")
+    return args.screenshots and args.observation != "text"
 
 
 def _site_table(rows, title: str) -> Table:
@@ -119,7 +123,7 @@ async def _submit(args: argparse.Namespace) -> int:
         return 2
     spec = eval_run_spec(
         args.mode, [t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds), workers=max(1, args.workers),
-        max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), temperature=args.temperature, route=args.route,
+        max_steps=args.max_actions or DEFAULT_MAX_STEPS.get(args.mode, 70), temperature=args.temperature, route=args.route,
         adapter_path=args.adapter, weights=args.weights, screenshots=_screenshots(args), name=args.eval_id,
     )
     async with TrainerClient(args.submit, token=args.token, tls_ca=args.tls_ca) as client:
@@ -176,7 +180,7 @@ async def _run(args: argparse.Namespace) -> int:
         spec = EvalSpec(
             eval_id=eval_id, mode=args.mode, route=resolved.route, adapter=resolved.adapter, adapter_path=resolved.adapter_path,
             weights=resolved.weights, tasks=[t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds),
-            max_steps=args.max_steps or DEFAULT_MAX_STEPS.get(args.mode, 70), workers=max(1, args.workers),
+            max_steps=args.max_actions or DEFAULT_MAX_STEPS.get(args.mode, 70), workers=max(1, args.workers),
             temperature=args.temperature, screenshots=_screenshots(args),
         )
     args.eval_id = spec.eval_id   # for the message after Ctrl-C
@@ -236,15 +240,20 @@ async def _run(args: argparse.Namespace) -> int:
     return 0 if complete else 1
 
 
-def _compare(argv: list[str]) -> int:
-    from halo.evaluation.report import compare, comparison_cells, write_comparison
-    from halo.evaluation.store import EvalStore
-
+def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval compare", description="two evaluation runs side by side")
     p.add_argument("eval_a")
     p.add_argument("eval_b")
     p.add_argument("--evals-dir", default="evals")
     p.add_argument("--out", default="", help="folder for compare.md + compare.png (default evals/compare-A-vs-B)")
+    return p
+
+
+def _compare(argv: list[str]) -> int:
+    from halo.evaluation.report import compare, comparison_cells, write_comparison
+    from halo.evaluation.store import EvalStore
+
+    p = compare_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     try:
@@ -271,14 +280,19 @@ def _compare(argv: list[str]) -> int:
     return 0
 
 
+def report_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
+    p.add_argument("eval_id")
+    p.add_argument("--evals-dir", default="evals")
+    return p
+
+
 def _report(argv: list[str]) -> int:
     from halo.evaluation.report import rebuild
     from halo.evaluation.store import EvalStore
     from halo.evaluation.summary import site_rows
 
-    p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
-    p.add_argument("eval_id")
-    p.add_argument("--evals-dir", default="evals")
+    p = report_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     try:
@@ -291,12 +305,17 @@ def _report(argv: list[str]) -> int:
     return 0
 
 
+def list_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="halo eval list", description="the evaluations in --evals-dir")
+    p.add_argument("--evals-dir", default="evals")
+    return p
+
+
 def _list(argv: list[str]) -> int:
     from halo.evaluation.summary import aggregate, pct
     from halo.evaluation.store import EvalStore
 
-    p = argparse.ArgumentParser(prog="halo eval list")
-    p.add_argument("--evals-dir", default="evals")
+    p = list_parser()
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     table = Table(title=f"evaluations in {store.root}")

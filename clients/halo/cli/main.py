@@ -16,6 +16,7 @@
     halo up | status | down        the services of deploy/services.yaml as local processes (halo.cli.launcher)
     halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
     halo deploy render [--check]   docker-compose.yml + prometheus.yml from deploy/services.yaml
+    halo docs cli [--check]        docs/reference/cli.md from these parsers (halo.cli.reference)
 """
 
 from __future__ import annotations
@@ -23,18 +24,31 @@ from __future__ import annotations
 import argparse
 import sys
 
-from halo.cli import bench, demo, protos, sites, tasks, train
+from halo.cli import bench, demo, protos, reference, sites, tasks, train
 
 # Subcommands that parse their own arguments: halo <name> [args...] -> module.main(args)
 PASSTHROUGH = {
-    "serve": "run a service (halo serve env --help)",
-    "eval": "evaluate a policy mode on tasks; compare / report / list runs (halo eval --help)",
-    "up": "start the services as local processes (halo up --help)",
-    "status": "what halo up started",
+    "serve": "run one service: sites, env, reward, gateway, trainer",
+    "eval": "evaluate a policy mode on tasks; compare, report, list evals",
+    "up": "start the services as local processes",
+    "status": "pids and health of what halo up started",
     "down": "stop what halo up started",
-    "health": "health check of a service",
-    "deploy": "generated deployment files (halo deploy render --check)",
+    "health": "health check of a service (exit 0 when serving)",
+    "deploy": "render or check the generated deployment files",
 }
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Every subcommand with its one-line help (`halo --help`); the passthrough ones parse the rest."""
+    parser = argparse.ArgumentParser(prog="halo", description="HALO: online RL for browser agents",
+                                     formatter_class=lambda prog: argparse.HelpFormatter(prog, max_help_position=20, width=120))
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, text in PASSTHROUGH.items():
+        sub.add_parser(name, help=text)
+    for module in (train, demo, tasks, sites, bench, protos, reference):
+        module.add_parser(sub)
+    parser.set_defaults(top_parser=parser)   # halo docs cli documents this parser
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,13 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         from halo.cli.launcher import main as launcher_main
 
         return launcher_main(argv)
-    parser = argparse.ArgumentParser(prog="halo", description="HALO: online RL for browser agents")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, text in PASSTHROUGH.items():
-        sub.add_parser(name, help=text)
-    for module in (demo, tasks, sites, bench, train, protos):
-        module.add_parser(sub)
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     return args.run(args)
 
 

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def add_parser(sub) -> None:
-    protos = sub.add_parser("protos", help="regenerate the gRPC stubs from protos/")
+    protos = sub.add_parser("protos", help="regenerate (or check) the gRPC stubs from protos/")
     protos.add_argument("--check", action="store_true", help="fail when committed stubs drift")
     protos.set_defaults(run=lambda args: main(["--check"] if args.check else []))
 

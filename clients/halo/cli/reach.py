@@ -9,7 +9,7 @@ When no candidate does what the oracle does, the walk stops ("missing"). The end
 by agisdk's evaluator, as any episode is. A task whose walk scores 1 is within the policy's reach:
 some sequence of its candidates solves it (a sufficient condition, not a necessary one).
 
-Used by `halo tasks reach` (the survey of issue 22) and by the curriculum test.
+Used by `halo tasks reach` and by the curriculum test.
 """
 
 from __future__ import annotations

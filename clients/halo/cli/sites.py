@@ -1,4 +1,4 @@
-"""`halo sites shots`: a PNG of each replica's main pages at 1280x720, for the README and reviews."""
+"""`halo sites shots`: a PNG of each replica's main pages at 1280x720, for docs/reference/sites.md and reviews."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    sites = sub.add_parser("sites", help="site replicas")
+    sites = sub.add_parser("sites", help="site replicas: screenshots of their main pages")
     sites_sub = sites.add_subparsers(dest="sites_command", required=True)
     shots = sites_sub.add_parser("shots", help="PNG screenshots of each replica's main pages")
     shots.add_argument("--out", default="docs/shots")

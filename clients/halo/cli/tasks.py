@@ -11,6 +11,9 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from halo.cli.curriculum import OLD_SPELLINGS, SUITES
+from halo.cli.flags import Spelling
+
 console = Console()
 
 
@@ -95,7 +98,14 @@ async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") ->
 def list_tasks(args: argparse.Namespace) -> int:
     from halo.tasks.registry import default_registry
 
-    tasks = default_registry().list(site=args.site or "", replica_only=args.replica_only, suite=args.suite or "")
+    from halo.cli.curriculum import SUITES, suite
+
+    registry = default_registry()
+    if args.suite in SUITES:   # a training suite: the tasks its rule picks
+        chosen = set(suite(args.suite).select())
+        tasks = [t for t in registry.list(site=args.site or "", replica_only=args.replica_only) if t.id in chosen]
+    else:                      # a registry suite: where the tasks come from
+        tasks = registry.list(site=args.site or "", replica_only=args.replica_only, suite=args.suite or "")
     table = Table(title=f"{len(tasks)} tasks")
     for col in ("id", "site", "suite", "replica", "scorable", "goal"):
         table.add_column(col, overflow="fold")
@@ -105,13 +115,20 @@ def list_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
+REGISTRY_SUITES = ("real-v2", "halo")   # halo.tasks.registry's SUITE_REAL, SUITE_HALO (the registry is a service-side module)
+SUITE_SPELLING = Spelling("--suite", [*REGISTRY_SUITES, *SUITES], {"real_v2": "real-v2", **OLD_SPELLINGS})
+
+
 def add_parser(sub) -> None:
-    tasks = sub.add_parser("tasks", help="task registry")
+    tasks = sub.add_parser("tasks", help="the task registry: list, verify, reach")
     tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
     tl = tasks_sub.add_parser("list", help="list tasks")
-    tl.add_argument("--site", default="")
-    tl.add_argument("--suite", default="", choices=["", "real-v2", "halo"])
-    tl.add_argument("--replica-only", action="store_true")
+    tl.add_argument("--site", default="", help="only this site's tasks")
+    tl.add_argument("--suite", default="", choices=["", *REGISTRY_SUITES, *SUITES], type=SUITE_SPELLING,
+                    help="only these tasks: where they come from (real-v2: agisdk's REAL v2, halo: HALO's own), or a "
+                         "training suite's (halo train --suite)")
+    tl.add_argument("--replica-only", action=argparse.BooleanOptionalAction, default=False,
+                    help="only tasks a local replica serves")
     tl.set_defaults(run=list_tasks)
 
     tv = tasks_sub.add_parser("verify", help="run each replica task's oracle, no-op and wrong attempt, scored by agisdk")
@@ -121,6 +138,7 @@ def add_parser(sub) -> None:
     tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
                                             "which tasks it can solve at all")
     tr.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
-    tr.add_argument("--suite", default="", help="the tasks of a training suite (halo train --suite), e.g. real-easy")
+    tr.add_argument("--suite", default="", choices=["", *SUITES], type=Spelling("--suite", SUITES, OLD_SPELLINGS),
+                    help="the tasks of a training suite (halo train --suite), e.g. real-easy")
     tr.add_argument("--tasks", default="", help="comma-separated task ids")
     tr.set_defaults(run=lambda args: asyncio.run(run_reach(args.site, args.suite, args.tasks)))

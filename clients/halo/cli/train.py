@@ -18,11 +18,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from halo.cli.curriculum import SUITES, suite
+from halo.cli.curriculum import OLD_SPELLINGS, SUITES, suite
+from halo.cli.flags import Spelling, deprecated_alias
 from halo.errors import DeadlineExceeded, Unavailable
 from halo.runs.spec import RunSpec
 
 console = Console()
+
+# One spelling per name; the old ones still work, with a warning.
+SUITE_SPELLING = Spelling("--suite", SUITES, OLD_SPELLINGS)
+BACKEND_SPELLING = Spelling("--backend", ["embedded", "tinker", "local_lora"], {"local-lora": "local_lora"})
 
 
 def _describe(values: dict[str, float]) -> str:
@@ -51,7 +56,7 @@ async def _follow(events, total: int) -> str:
     return final
 
 
-def _summary(rows: list[dict[str, float]]) -> None:
+def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
     """Before/after: did it learn?"""
     if not rows:
         return
@@ -60,7 +65,19 @@ def _summary(rows: list[dict[str, float]]) -> None:
     if "eval_success_rate_untrained" in first:
         evals = [r for r in rows if "eval_success_rate" in r]
         after = evals[-1]["eval_success_rate"] if evals else float("nan")
-        console.print(f"held-out greedy success: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+        console.print(f"success, {label}: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+
+
+def eval_label(spec: RunSpec) -> str:
+    """What the run's greedy evaluation covers, in words for its plot and summary: the training
+    tasks, on seeds it never trains on. Those seeds change the page layouts of HALO's playground
+    tasks (held-out layouts); a REAL replica is the same whatever the seed, so there the
+    evaluation replays the training tasks themselves."""
+    tasks = len(spec.task_ids)
+    noun = f"{tasks} training task{'s' if tasks != 1 else ''}"
+    if all(t.startswith("playground") for t in spec.task_ids):
+        return f"greedy, {noun} on held-out layouts"
+    return f"greedy, the {noun} (REAL replicas: not held out)"
 
 
 def tinker_route(spec: RunSpec) -> str:
@@ -108,7 +125,10 @@ def local_gateway_config(spec: RunSpec):
     return config.model_copy(update={"routes": routes})
 
 
-async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "", gateway_target: str = "") -> int:
+async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "", gateway_target: str = "",
+                      reward_target: str = "", token: str = "", tls_ca: str = "") -> int:
+    """Host the run here. Services given as targets are used as they are (with `token` and, for TLS,
+    `tls_ca`); the others start in this process."""
     from halo.cli.stack import LocalStack
     from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
@@ -117,19 +137,20 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
     from halo.cli.registry import resolve_trainer
 
     configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
-    starting = ("reward" if env_target else "sites, env, reward") + (" service" if gateway_target else " and gateway services")
-    with console.status(f"starting {starting}{'' if env_target else ' (Chromium)'}…"):
+    here = [name for name, target in (("sites, env", env_target), ("reward", reward_target), ("gateway", gateway_target))
+            if not target]
+    with console.status(f"starting {', '.join(here) or 'no'} service(s){'' if env_target else ' (Chromium)'}…"):
         stack = await LocalStack(
             env_overrides={"pool_size": max(8, spec.group_size), "acquire_timeout_s": 60}, with_env=not env_target,
-            with_reward=True, with_gateway=not gateway_target, gateway_overrides={"only_routes": gateway_routes(spec)},
-            gateway_config=local_gateway_config(spec),
+            with_reward=not reward_target, with_gateway=not gateway_target,
+            gateway_overrides={"only_routes": gateway_routes(spec)}, gateway_config=local_gateway_config(spec),
         ).__aenter__()
     try:
-        for name, target in (("env", env_target), ("gateway", gateway_target)):
+        for name, target in (("env", env_target), ("reward", reward_target), ("gateway", gateway_target)):
             if target:
                 console.print(f"{name}: {target}")
-        targets = ServiceTargets(env=env_target or stack.env_target, reward=stack.reward_target,
-                                 gateway=gateway_target or stack.gateway_target)
+        targets = ServiceTargets(env=env_target or stack.env_target, reward=reward_target or stack.reward_target,
+                                 gateway=gateway_target or stack.gateway_target, token=token, tls_ca=tls_ca)
         jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
         record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
         console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
@@ -143,7 +164,8 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
         def write_curves() -> list[dict]:
             rows = jobs.store.metrics(record.run_id)
             if rows:
-                png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})")
+                png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})",
+                                  eval_label=eval_label(record.spec))
                 console.print(f"curves: {png}")
             console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
             return rows
@@ -159,7 +181,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             raise
         rows = write_curves()
         console.print(final)
-        _summary(rows)
+        _summary(rows, eval_label(record.spec))
         return 0 if jobs.get(record.run_id).state.value == "succeeded" else 1
     finally:
         await stack.__aexit__(None, None, None)
@@ -219,8 +241,8 @@ async def _wait_healthy(client, timeout_s: float) -> bool:
     return False
 
 
-# What the embedded quickstart needs, measured (README, "Training"): several clipped passes over
-# each batch, a small entropy bonus, and less pay for novelty — with the seeds' 0.2, wandering
+# What the embedded quickstart needs, measured (docs/benchmarks.md, "The playground run"): several clipped passes over
+# each batch, a small entropy bonus, and less pay for novelty — with the reference 0.2, wandering
 # through five new states is worth as much as solving a playground task.
 EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
 OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
@@ -253,17 +275,45 @@ def _task_ids(args: argparse.Namespace) -> tuple[list[str], dict]:
     return tasks, chosen.defaults
 
 
+def _model_flags(args: argparse.Namespace) -> tuple[str, dict]:
+    """What --route, --base-model and --checkpoint mean for the run's backend, as the run spec's
+    `model` and `extra`: the route an embedded run samples from; a Tinker run's base model (and
+    the gateway route it samples through); a local_lora run's checkpoint folder (and the vLLM route
+    it samples through). A flag the backend has no use for is refused."""
+    if args.model:   # the old, overloaded flag: its meaning follows the backend
+        if args.backend == "embedded" or (args.backend == "tinker" and "/" not in args.model):
+            new = "--route"
+        else:
+            new = "--base-model" if args.backend == "tinker" else "--checkpoint"
+        from halo.cli.flags import warn
+
+        warn(f"--model is deprecated; with --backend {args.backend} it means {new} {args.model}")
+        setattr(args, new.removeprefix("--").replace("-", "_"), getattr(args, new.removeprefix("--").replace("-", "_")) or args.model)
+    unused = {"embedded": ("--base-model", "--checkpoint"), "tinker": ("--checkpoint",), "local_lora": ("--base-model",)}
+    for flag in unused[args.backend]:
+        if getattr(args, flag.removeprefix("--").replace("-", "_")):
+            raise SystemExit(f"halo train: {flag} has no meaning with --backend {args.backend}")
+    extra: dict = {}
+    if args.backend == "embedded":
+        return args.route or "embedded", extra
+    if args.route:
+        extra["route" if args.backend == "tinker" else "serve_route"] = args.route
+    model = args.base_model if args.backend == "tinker" else args.checkpoint
+    return model or "embedded", extra
+
+
 def run(args: argparse.Namespace) -> int:
     defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
     task_ids, suite_defaults = _task_ids(args)
+    model, model_extra = _model_flags(args)
     spec = RunSpec(
-        name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=args.model,
+        name=args.name, kind=args.kind, backend=args.backend, mode=args.backend, model=model,
         task_ids=task_ids, group_size=args.group_size,
         groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4),
         total_steps=args.steps if args.steps is not None else suite_defaults.get("steps", 20),   # --steps 0 stays an error
         learning_rate=args.lr or defaults["lr"], temperature=args.temperature, max_tokens=args.max_tokens,
         lora_rank=args.lora_rank,
-        max_steps=args.max_steps or suite_defaults.get("max_steps", 5),
+        max_steps=args.max_actions or suite_defaults.get("max_steps", 5),
         loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=(_reward_overrides(args.reward_overrides) if args.reward_overrides is not None
                           else defaults["reward_overrides"] | suite_defaults.get("reward_overrides", {})),
@@ -271,19 +321,20 @@ def run(args: argparse.Namespace) -> int:
                "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"],
                "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
     )
+    spec.extra |= model_extra
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
     spec.extra |= suite_defaults.get("extra", {})
     if args.tinker_sampling:
         spec.extra["tinker_sampling"] = args.tinker_sampling
-    if args.sample_timeout < 0:
-        print("halo train: --sample-timeout must be a positive number of seconds", file=sys.stderr)
+    if args.sample_timeout_s < 0:
+        print("halo train: --sample-timeout-s must be a positive number of seconds", file=sys.stderr)
         return 2
-    if args.sample_timeout:
-        spec.extra["sample_timeout_s"] = args.sample_timeout
+    if args.sample_timeout_s:
+        spec.extra["sample_timeout_s"] = args.sample_timeout_s
     if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
         spec.extra["screenshots"] = False
-    if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-steps
+    if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-actions
         spec.extra |= {"simulations": args.simulations, "children": args.children, "widen_every": args.widen_every}
     spec.extra |= _json_object(args.extra, "--extra")   # last: the user's word on any trainer knob
     try:
@@ -295,8 +346,13 @@ def run(args: argparse.Namespace) -> int:
         print("halo train: --env is for a local run; a trainer service uses its own env target "
               "(HALO_TRAINER_ENV_TARGET)", file=sys.stderr)
         return 2
-    if args.gateway and args.submit:
-        print("halo train: --gateway is for a local run; a trainer service uses its own gateway target", file=sys.stderr)
+    for flag, value in (("--gateway", args.gateway), ("--reward", args.reward)):
+        if value and args.submit:
+            print(f"halo train: {flag} is for a local run; a trainer service uses its own targets", file=sys.stderr)
+            return 2
+    if args.tls_ca and not args.submit and not (args.env and args.reward and args.gateway):
+        print("halo train: --tls-ca talks TLS to every service of the run, and the services started here serve "
+              "plaintext: give --env, --reward and --gateway too (or --submit)", file=sys.stderr)
         return 2
     if spec.backend == "tinker" and spec.kind == "grpo":
         from halo.trainers.tinker_train import sampling_mode_for
@@ -320,34 +376,51 @@ def run(args: argparse.Namespace) -> int:
                                         reconnect_s=args.reconnect_s))
     try:
         return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env,
-                                       gateway_target=args.gateway))
+                                       gateway_target=args.gateway, reward_target=args.reward, token=args.token,
+                                       tls_ca=args.tls_ca))
     except KeyboardInterrupt:   # train_local said what was kept and how to continue
         return 130
 
 def add_parser(sub) -> None:
-    train = sub.add_parser("train", help="train a policy with GRPO or MCTS (locally, or on a trainer service with --submit)")
+    train = sub.add_parser("train", help="train a policy with GRPO or MCTS, here or on a trainer service",
+                           description="Train a policy with GRPO or MCTS: locally (services started in this process), or on a trainer service with --submit.")
     train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
-    train.add_argument("--suite", default="playground-easy", choices=sorted(SUITES),
+    train.add_argument("--suite", default="playground-easy", choices=sorted(SUITES), type=SUITE_SPELLING,
                        help="the tasks to learn on, chosen by a printed rule (halo.cli.curriculum): playground-easy "
                             "(the quick demo) or real-easy (the REAL v2 replica tasks with the shortest oracles)")
     train.add_argument("--tasks", default="", help="comma-separated task ids or site names (instead of --suite)")
-    train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"])
-    train.add_argument("--model", default="embedded", help="gateway route to sample from")
+    train.add_argument("--backend", default="embedded", choices=["embedded", "tinker", "local_lora"], type=BACKEND_SPELLING,
+                       help="who learns: the embedded CPU policy, Tinker (TINKER_API_KEY), or a PEFT LoRA on a local checkpoint")
+    route = train.add_argument("--route", default="", metavar="NAME",
+                       help="policy-gateway route the rollouts sample from (default: embedded; tinker: extra.route, "
+                            "qwen3vl-tinker; local_lora: none, in-process sampling, e.g. qwen3vl for vLLM)")
+    base_model = train.add_argument("--base-model", default="", metavar="NAME",
+                       help="--backend tinker: the model Tinker trains (default Qwen/Qwen3-VL-30B-A3B-Instruct; a local "
+                            "Tinker-API server: its model folder)")
+    checkpoint = train.add_argument("--checkpoint", default="", metavar="DIR",
+                       help="--backend local_lora: the Qwen3-VL checkpoint folder the LoRA trains on (or extra.model_dir)")
+    # The old --model meant all three; it still works, its meaning taken from --backend (_model_flags).
+    train.add_argument("--model", default="", help=argparse.SUPPRESS)
+    for action in (route, base_model, checkpoint):
+        action.old_spellings = ["--model"]   # type: ignore[attr-defined]  # listed by halo docs cli
     train.add_argument("--steps", type=int, default=None, help="training steps (default: the suite's; 20, real-easy 26)")
     train.add_argument("--group-size", type=int, default=8)
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
-    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (seeds: 0.7 for Qwen3-VL; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (0.7 for Qwen3-VL in the reference settings; the embedded head starts near uniform, 1.0)")
     train.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
                        help="what the policy sees: the screenshot + AXTree, or text only (AXTree; the env skips the "
                             "screenshot; cheaper, and what a text model such as a local Tinker-API server can train)")
-    train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (seeds: 300)")
-    train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; seeds: 32)")
-    train.add_argument("--max-steps", type=int, default=0, help="episode length cap (default: the suite's, 5)")
+    train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (reference: 300)")
+    train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; reference: 32)")
+    max_actions = train.add_argument("--max-actions", type=int, default=0, metavar="N",
+                                     help="actions per episode at most (default: the suite's, 5; real-easy 4); mcts: the tree's depth")
+    deprecated_alias(train, "--max-steps", max_actions)
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--eval-every", type=int, default=5, help="greedy held-out evaluation every N steps (0: never)")
+    train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
+                            "new layouts on the playground, the same pages on a REAL replica)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
     train.add_argument("--reward-overrides", default=None, metavar="JSON",
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
@@ -368,22 +441,27 @@ def add_parser(sub) -> None:
     train.add_argument("--env", default="", metavar="TARGET",
                        help="use this env service instead of starting one here: host:port, or a fleet of replicas "
                             "(host:port,host:port or fleet://name:port, re-resolved every 5 s)")
-    train.add_argument("--gateway", default="", metavar="TARGET",
-                       help="use this policy gateway (host:port) instead of starting one here")
+    train.add_argument("--reward", default="", metavar="HOST:PORT",
+                       help="use this reward service instead of starting one here")
+    train.add_argument("--gateway", default="", metavar="HOST:PORT",
+                       help="use this policy gateway instead of starting one here")
     train.add_argument("--tinker-sampling", default="", choices=["", "direct", "gateway"],
                        help="--backend tinker: sample the rollouts through the policy gateway's Sample on its tinker "
                             "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
-                            "README: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
+                            "docs/benchmarks.md: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
                             "with --max-staleness)")
-    train.add_argument("--sample-timeout", type=float, default=0.0, metavar="S",
+    sample_timeout = train.add_argument("--sample-timeout-s", type=float, default=0.0, metavar="S",
                        help="deadline of each policy-gateway call of a Tinker or local-LoRA run (default 600 s Tinker, "
                             "300 s local LoRA; the route's own timeout and retries run inside it): raise it for a backend "
                             "whose first samples compile, such as a JAX Tinker-API server on CPU")
+    deprecated_alias(train, "--sample-timeout", sample_timeout)
     train.add_argument("--runs-dir", default="runs")
     train.add_argument("--name", default="")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
-    train.add_argument("--token", default="", help="--submit: bearer token of the trainer service")
-    train.add_argument("--tls-ca", default="", metavar="PEM", help="--submit: root certificate to trust: talk TLS to the trainer service")
+    train.add_argument("--token", default="", help="bearer token of the running services (--env, --reward, --gateway, --submit)")
+    train.add_argument("--tls-ca", default="", metavar="PEM",
+                       help="root certificate to trust: talk TLS to the running services (a local run then needs "
+                            "--env, --reward and --gateway: the services started here serve plaintext)")
     train.add_argument("--reconnect-s", type=float, default=600.0, metavar="S",
                        help="--submit: when the trainer service goes away, wait this long for it to come back and follow the run again")
     train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")

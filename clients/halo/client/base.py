@@ -49,7 +49,7 @@ class ServiceClient:
     on every call, over either kind of channel.
 
     A call that outlives its own deadline raises DeadlineExceeded naming that deadline and
-    `deadline_hint` (the setting that raises it, e.g. a trainer's `--sample-timeout`), so that a
+    `deadline_hint` (the setting that raises it, e.g. a trainer's `--sample-timeout-s`), so that a
     slow backend is told apart from a server-side timeout, which comes with the server's message.
     """
 

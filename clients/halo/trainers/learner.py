@@ -37,12 +37,12 @@ from halo.runs.spec import RunSpec
 Batch = TypeVar("Batch")
 
 SAMPLE_TIMEOUT_HINT = ("a backend that compiles or loads on its first samples (a JAX server on CPU) or a loaded "
-                       "machine needs longer: halo train --sample-timeout S (extra.sample_timeout_s)")
+                       "machine needs longer: halo train --sample-timeout-s S (extra.sample_timeout_s)")
 
 
 def sample_gateway(services: ServiceTargets, spec: RunSpec, default_timeout_s: float) -> PolicyClient:
     """The trainer's client of the policy gateway: each call's deadline is the run's
-    extra.sample_timeout_s (`halo train --sample-timeout`), else the backend's default; a call
+    extra.sample_timeout_s (`halo train --sample-timeout-s`), else the backend's default; a call
     that outlives it says so and names that setting. The gateway route's own timeout and
     retries (its timeout_s) run inside this deadline."""
     return PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,

@@ -212,7 +212,7 @@ async def train_local_lora(ctx: Any) -> None:
     and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
     vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
     must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
-    extra.sample_timeout_s (`halo train --sample-timeout`): the deadline of each call to the gateway (300 s).
+    extra.sample_timeout_s (`halo train --sample-timeout-s`): the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     """
@@ -220,7 +220,7 @@ async def train_local_lora(ctx: Any) -> None:
     extra = spec.extra
     model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
     if not model_dir or not Path(model_dir).is_dir():
-        raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set extra.model_dir (or --model) to its folder")
+        raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set --checkpoint (or extra.model_dir) to its folder")
     serve_route = str(extra.get("serve_route", ""))
     if serve_route and not ctx.services.gateway:
         raise FailedPrecondition(f"extra.serve_route={serve_route!r} needs a policy gateway (the trainer's --gateway-target)")

@@ -6,7 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "") -> Path:
+def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", eval_label: str = "greedy eval") -> Path:
+    """`eval_label` names what the greedy evaluation covers (which tasks, which seeds): the plot
+    must not call an evaluation on the training tasks held-out."""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on servers and CI
@@ -23,7 +25,7 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "") ->
     if any("eval_success_rate" in r for r in rows):
         ev = [(0, r["eval_success_rate_untrained"]) for r in rows if "eval_success_rate_untrained" in r]
         ev += [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]
-        ax_success.plot([s for s, _ in ev], [v for _, v in ev], marker="s", color="tab:purple", label="held-out eval (greedy)")
+        ax_success.plot([s for s, _ in ev], [v for _, v in ev], marker="s", color="tab:purple", label=eval_label)
     ax_success.set_ylim(-0.05, 1.05)
     ax_success.set_xlabel("training step")
     ax_success.set_ylabel("success rate")

@@ -20,9 +20,9 @@ RunSpec -> Config:
         max_axtree_chars, remove_constant_reward_groups, num_groups_to_log, kl_penalty_coef,
         tinker_sampling ("direct" | "gateway", `--tinker-sampling`), route (the gateway's tinker
         route, default qwen3vl-tinker), sample_timeout_s (each gateway Sample's deadline, 600 s;
-        `--sample-timeout`)
+        `--sample-timeout-s`)
 
-Sampling. `gateway` (the default, see the README's measurement; `direct` with --max-staleness):
+Sampling. `gateway` (the default, see docs/benchmarks.md; `direct` with --max-staleness):
 every rollout sample goes through the policy gateway's `Sample` on a tinker route, with the current iteration's sampler weights loaded there by their tinker://
 path (`tinker_gateway.py`); each step then also reports `sample/calls`, `sample/tokens` and
 `sample/mean_s` (wall time per sample, as the trainer saw it). `direct`: the cookbook samples with
@@ -88,8 +88,8 @@ TINKER_BASE_URL_ENV = "TINKER_BASE_URL"
 RECIPE_NAME = "halo_browser_grpo"
 DEFAULT_TINKER_ROUTE = "qwen3vl-tinker"     # configs/gateway.yaml's Tinker route
 SAMPLING_MODES = ("direct", "gateway")
-DEFAULT_SAMPLING = "gateway"                # chosen by measurement: README, "Tinker rollouts through the gateway"
-TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout
+DEFAULT_SAMPLING = "gateway"                # chosen by measurement: docs/benchmarks.md, "Tinker sampling through the gateway"
+TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout-s
 CHECKPOINTS_FILE = "checkpoints.jsonl"
 CHECKPOINT_INFO = "tinker.json"
 

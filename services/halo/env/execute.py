@@ -78,9 +78,8 @@ async def _element(page: Page, bid: str):
 # popup list: the trusted mousedown / mouseup / click still reach the page and the select gets
 # the focus. Why: before it acknowledges that mousedown, Chromium builds the popup (a widget of
 # its own, shown through the browser process, a document laying out every option, its own
-# compositor frame), which made a select the slowest thing to click (3-4 times a button's press
-# at load ~15; `halo bench clicks`) and the one click that crossed the 3 s action timeout on a
-# loaded machine.
+# compositor frame), so that press costs several times a button's (`halo bench clicks` measures
+# it; docs/benchmarks.md) and would be the first to reach the action timeout on a busy machine.
 # The agent never sees that popup (headless screenshots show the page only); the options are in
 # the observation and `select_option` chooses one.
 # Resolves to [opens a tab, popup suppressed]; `_END_CLICK` takes the suppression off again.

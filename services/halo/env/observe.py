@@ -202,8 +202,8 @@ def is_navigation_race(exc: Exception) -> bool:
 
 
 def is_transient(exc: Exception) -> bool:
-    """Worth another try: a navigation race, or a compositor that had no frame ready for the
-    screenshot yet (seen right after a goto on a heavily loaded machine)."""
+    """Worth another try: a navigation race, or a compositor that has no frame ready for the
+    screenshot yet (a page just navigated to, whose first frame is still being drawn)."""
     return is_navigation_race(exc) or "Unable to capture screenshot" in str(exc)
 
 

@@ -628,11 +628,11 @@ class SessionManager:
 
     async def _get_once_more_on_reset(self, session: Session, url: str):
         """GET `url` in the session's context; asked once more when the connection was reset. The
-        request context keeps connections alive, and one the sites server had just closed as idle
-        fails with ECONNRESET before the server read the request (seen twice in a 26-step
-        `halo train --suite real-easy` on an idle machine, two episodes lost to environment
-        failures). A GET of /finish only reads, so asking again on a new connection is safe; a
-        server that is really away fails the second time too, and that stays an environment failure."""
+        request context keeps connections alive, and one the sites server has just closed as idle
+        fails with ECONNRESET before the server read the request: a race of the transport, not a
+        fault of the replica. A GET of /finish only reads, so asking again on a new connection is
+        safe; a server that is really away fails the second time too, and that stays an
+        environment failure."""
         try:
             return await session.context.request.get(url, timeout=self.settings.navigation_timeout_ms)
         except PlaywrightError as exc:

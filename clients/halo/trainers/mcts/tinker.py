@@ -39,7 +39,7 @@ extra: route, critic, dpo_beta (0.1), pair_margin (0.05), update_epochs (1: forw
 optim_step passes per step on the same pairs), max_length (datum truncation, none), screenshots
 (true), history_steps, max_axtree_chars, concurrency, eval_every + eval_seeds (greedy held-out
 evaluation through the route), sample_timeout_s (the deadline of each gateway call, 600 s:
-`halo train --sample-timeout`; a first sample of a new length on a JAX server on CPU compiles for
+`halo train --sample-timeout-s`; a first sample of a new length on a JAX server on CPU compiles for
 a minute or more), load_checkpoint_path (start from a tinker:// state, e.g. a GRPO
 run's, instead of a fresh LoRA), checkpoint_ttl_s, tokenizer / image_processor (local folders),
 tinker_base_url, and the search settings of `mcts.config_from_spec` (simulations, children, ...).
