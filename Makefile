@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers (`make help` lists them). Every target sets up what
 # it needs first, and only that: `make demo` the venv and Chromium, `make test` every test tool.
 # A line `## text` after a target's name is its `make help` entry.
-.PHONY: help setup setup-test vllm tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
+.PHONY: help setup setup-test vllm tinker-server demo demo-real test test-fast test-replicas test-tinker-server protos check-protos bench-env
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -43,6 +43,11 @@ demo-real: setup ## the same loop on 11 REAL replica tasks (about 30 min on 2 co
 
 test: setup-test vllm ## set up everything and run the whole test suite (what CI runs)
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
+
+# The edit loop's tier: every test that needs no browser, service stack or engine (tests/conftest.py,
+# HEAVY_FIXTURES and the `slow` marker), in a few minutes.
+test-fast: setup-test ## the edit loop: the tests that need no browser, service stack or engine
+	HALO_TEST_TIER=fast .venv/bin/python -m pytest -q -p no:cacheprovider --durations=10
 
 # Every labelled wrong attempt of every REAL replica task through the env service, scored by
 # agisdk (`make test` runs every oracle and no-op, and the wrong attempts of one task per site and
