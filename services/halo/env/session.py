@@ -196,6 +196,17 @@ class SessionManager:
             await self.close_session(session_id, reason="shutdown")
         await self.pool.close()
 
+    async def wait_idle(self, timeout_s: float, poll_s: float = 0.1) -> bool:
+        """Wait until no session is open and no CreateSession is under way (True), or `timeout_s`
+        passes (False). A drain waits on it: held sessions end by CloseSession, the idle TTL, or
+        an environment failure, and every call of theirs is served meanwhile."""
+        deadline = time.monotonic() + timeout_s
+        while self._sessions or self._creating:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(poll_s)
+        return True
+
     async def _reap_forever(self) -> None:
         interval = max(0.05, min(30.0, self.settings.session_ttl_s / 4))
         while True:
