@@ -2,11 +2,14 @@
 built by the real `kubectl kustomize` for both overlays, and every object validated against the
 OpenAPI schemas of a pinned Kubernetes version (kubernetes-validate, strict: unknown fields fail).
 KEDA's ScaledObject is a CRD those schemas do not know: it is checked against the schema in
-tests/deploy/schemas/ (the fields we use, from KEDA's CRD), not skipped."""
+tests/deploy/schemas/ (the fields we use, from KEDA's CRD), not skipped. KEDA is optional: the
+overlays scale the env fleet with a CPU HPA, and the `keda` component (built here into an overlay
+of its own, as a user would) swaps it for the ScaledObject."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -24,19 +27,35 @@ OVERLAYS = ("cpu", "gpu")
 CRD_SCHEMAS = {("keda.sh/v1alpha1", "ScaledObject"): Path(__file__).parent / "schemas" / "keda-scaledobject.json"}
 
 
-def kustomize(overlay: str) -> list[dict]:
+def kustomize(overlay: str | Path) -> list[dict]:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         pytest.fail("kubectl is missing (it renders kustomize trees offline)")
-    done = subprocess.run([kubectl, "kustomize", str(REPO / "deploy" / "k8s" / "overlays" / overlay)],
-                          capture_output=True, text=True, timeout=120)
+    path = overlay if isinstance(overlay, Path) else REPO / "deploy" / "k8s" / "overlays" / overlay
+    done = subprocess.run([kubectl, "kustomize", str(path)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return [o for o in yaml.safe_load_all(done.stdout) if o]
 
 
+def user_overlay(where: Path, overlay: str, **extra: object) -> Path:
+    """An overlay of a user's own, outside the repository, on top of one of ours (as the docs say)."""
+    where.mkdir(parents=True, exist_ok=True)
+    rel = lambda p: os.path.relpath(p, where)   # noqa: E731
+    body = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+            "resources": [rel(REPO / "deploy" / "k8s" / "overlays" / overlay)]}
+    for key, value in extra.items():
+        body[key] = [rel(REPO / "deploy" / "k8s" / v) if key == "components" else v for v in value] \
+            if isinstance(value, list) else value
+    (where / "kustomization.yaml").write_text(yaml.safe_dump(body))
+    return where
+
+
 @pytest.fixture(scope="module")
-def built() -> dict[str, list[dict]]:
-    return {overlay: kustomize(overlay) for overlay in OVERLAYS}
+def built(tmp_path_factory) -> dict[str, list[dict]]:
+    """Both overlays, and the cpu overlay with the KEDA component ("cpu+keda")."""
+    out = {overlay: kustomize(overlay) for overlay in OVERLAYS}
+    out["cpu+keda"] = kustomize(user_overlay(tmp_path_factory.mktemp("keda"), "cpu", components=["components/keda"]))
+    return out
 
 
 def test_committed_tree_is_what_the_description_generates():
@@ -51,7 +70,7 @@ def test_check_fails_when_a_manifest_drifts(tmp_path, monkeypatch):
     files = k8s.deployment_files()
     env = k8s.K8S_ROOT / "base" / "env.yaml"
     drifted = tmp_path / "env.yaml"
-    drifted.write_text(env.read_text().replace("replicas: 3", "replicas: 4"))
+    drifted.write_text(env.read_text().replace("pool_size", "pool-size"))
     files[drifted] = files.pop(env)
     assert deployspec.render(check=True, files=files) == 1
 
@@ -75,7 +94,7 @@ def test_every_object_validates_against_the_pinned_kubernetes_version(built):
 
 
 def test_the_crd_schema_rejects_what_keda_would(built):
-    scaled = next(o for o in built["cpu"] if o["kind"] == "ScaledObject")
+    scaled = next(o for o in built["cpu+keda"] if o["kind"] == "ScaledObject")
     schema = json.loads(CRD_SCHEMAS[("keda.sh/v1alpha1", "ScaledObject")].read_text())
     broken = json.loads(json.dumps(scaled))
     del broken["spec"]["scaleTargetRef"]
@@ -99,12 +118,13 @@ def test_the_env_fleet_is_a_headless_scalable_set_the_trainer_reaches_by_name(bu
     objects = built["cpu"]
     services, deployments = by_kind(objects, "Service"), by_kind(objects, "Deployment")
     assert services["env"]["spec"]["clusterIP"] == "None"                       # every ready pod in DNS
-    assert deployments["env"]["spec"]["replicas"] == 3
+    assert "replicas" not in deployments["env"]["spec"]                          # the autoscaler's to set
     env = {e["name"]: e["value"] for e in container(deployments["trainer"])["env"]}
     assert env["HALO_TRAINER_ENV_TARGET"] == "fleet://env:50051"
     probe = container(deployments["env"])["readinessProbe"]
     assert probe["grpc"] == {"port": 50051, "service": "halo.v1.EnvService"}    # NOT_SERVING (draining) = not ready
-    assert "grpc" in container(deployments["env"])["livenessProbe"]
+    # liveness asks a name that stays SERVING through a drain: a draining pod is not restarted
+    assert container(deployments["env"])["livenessProbe"]["grpc"] == {"port": 50051, "service": "liveness"}
     requests = container(deployments["env"])["resources"]["requests"]
     assert requests == {"cpu": "2", "memory": "1400Mi"}
     assert "halo bench env" in deployments["env"]["spec"]["template"]["metadata"]["annotations"]["halo/sizing"]
@@ -117,11 +137,25 @@ def test_the_env_fleet_is_a_headless_scalable_set_the_trainer_reaches_by_name(bu
     assert all(o["metadata"].get("namespace") == "halo" for o in objects if o["kind"] != "Namespace")
 
 
-def test_env_autoscaling_is_on_sessions_in_use_and_prometheus_finds_every_replica(built):
-    scaled = by_kind(built["cpu"], "ScaledObject")["env"]
+def test_env_autoscaling_is_on_session_demand_with_keda_and_on_cpu_without(built):
+    for overlay in OVERLAYS:   # without KEDA installed: no CRD in the overlays, a CPU HPA owns the count
+        assert not by_kind(built[overlay], "ScaledObject")
+        hpa = by_kind(built[overlay], "HorizontalPodAutoscaler")["env"]["spec"]
+        assert hpa["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "env"}
+        (cpu,) = hpa["metrics"]
+        assert cpu["containerResource"]["container"] == "env" and cpu["containerResource"]["name"] == "cpu"
+    keda = built["cpu+keda"]
+    assert not by_kind(keda, "HorizontalPodAutoscaler")     # KEDA makes its own: two would fight over the count
+    scaled = by_kind(keda, "ScaledObject")["env"]
     trigger = scaled["spec"]["triggers"][0]
-    assert trigger["type"] == "prometheus" and "halo_env_sessions_active" in trigger["metadata"]["query"]
+    query = trigger["metadata"]["query"]
+    # demand, not only what is open: open sessions stop at the pools' capacity
+    assert trigger["type"] == "prometheus"
+    assert {"halo_env_sessions_active", "halo_env_creates_waiting", "halo_env_pool_rejections_total"} <= set(
+        w.split("{")[0] for w in query.replace("(", " ").split())
     assert "memory" not in json.dumps(scaled)
+    behavior = scaled["spec"]["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    assert behavior["scaleUp"]["policies"][0] == {"type": "Percent", "value": 100, "periodSeconds": 30}
     config = yaml.safe_load(by_kind(built["cpu"], "ConfigMap")["prometheus-config"]["data"]["prometheus.yml"])
     job = config["scrape_configs"][0]
     assert job["kubernetes_sd_configs"] == [{"role": "pod", "namespaces": {"names": ["halo"]}}]   # a target per pod
@@ -129,6 +163,25 @@ def test_env_autoscaling_is_on_sessions_in_use_and_prometheus_finds_every_replic
     assert env_pod["prometheus.io/scrape"] == "true" and env_pod["prometheus.io/port"] == "9101"
     role = by_kind(built["cpu"], "Role")["prometheus"]
     assert {"pods"} <= set(role["rules"][0]["resources"])
+
+
+def test_env_pods_drain_and_may_patch_their_own_deletion_cost(built):
+    objects = built["cpu"]
+    pod = by_kind(objects, "Deployment")["env"]["spec"]["template"]["spec"]
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    drain = int(env["HALO_ENV_DRAIN_TIMEOUT_S"]["value"])
+    assert drain >= 300 and pod["terminationGracePeriodSeconds"] >= drain + 30     # the drain, then closing
+    assert env["HALO_ENV_POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["HALO_ENV_POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+    assert pod["serviceAccountName"] == "env"
+    assert by_kind(objects, "Role")["env"]["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]
+    binding = by_kind(objects, "RoleBinding")["env"]
+    assert binding["roleRef"]["name"] == "env"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "env", "namespace": "halo"}]
+    # the settings the manifests set are the env service's own (a renamed flag fails here)
+    from halo.env.config import EnvSettings
+    for name in ("HALO_ENV_DRAIN_TIMEOUT_S", "HALO_ENV_POD_NAME", "HALO_ENV_POD_NAMESPACE"):
+        assert name.removeprefix("HALO_ENV_").lower() in EnvSettings.model_fields
 
 
 def test_the_overlays_differ_where_they_should(built):

@@ -14,13 +14,14 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import pytest
 from grpc_health.v1 import health_pb2
 
 from halo.agent import actions as A
 from halo.client.env import EnvClient
 from halo.client.fleet import FleetEnvClient
-from halo.errors import Unavailable
+from halo.errors import ResourceExhausted, Unavailable
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import env_pb2 as pb
 
@@ -37,7 +38,7 @@ class EnvProcess:
     """`halo serve env` in a process of its own, with the flags a test names."""
 
     sites_url: str
-    flags: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)   # --metrics-port -1 unless one is named
     port: int = field(default_factory=free_port)
     proc: asyncio.subprocess.Process | None = None
 
@@ -47,9 +48,10 @@ class EnvProcess:
 
     async def start(self) -> None:
         halo = str(Path(sys.executable).parent / "halo")
+        metrics = [] if "--metrics-port" in self.flags else ["--metrics-port", "-1"]
         self.proc = await asyncio.create_subprocess_exec(
-            halo, "serve", "env", "--port", str(self.port), "--metrics-port", "-1", "--sites-url", self.sites_url,
-            "--log-level", "warning", "--warm-contexts", "0", *self.flags,
+            halo, "serve", "env", "--port", str(self.port), "--sites-url", self.sites_url,
+            "--log-level", "warning", "--warm-contexts", "0", *metrics, *self.flags,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
         async with EnvClient(self.target) as client:
@@ -140,13 +142,35 @@ async def test_a_draining_replica_serves_its_sessions_to_the_end_sends_creates_e
         await other.kill()
 
 
+def metric(text: str, name: str) -> float:
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name + " "))
+
+
 @pytest.mark.timeout(600)
-async def test_a_replica_whose_client_never_closes_exits_at_the_drain_timeout(sites):
-    replica = EnvProcess(sites.url, ["--pool-size", "2", "--drain-timeout-s", "6", "--session-ttl-s", "3600"])
+async def test_demand_is_published_and_a_client_that_never_closes_meets_the_drain_timeout(sites):
+    """A full pool publishes the creates that wait and those refused (an autoscaler's demand signal,
+    beyond the sessions open); then SIGTERM with a session its client never closes: served until the
+    drain timeout, then the process exits."""
+    metrics_port = free_port()
+    replica = EnvProcess(sites.url, ["--pool-size", "1", "--acquire-timeout-s", "4", "--drain-timeout-s", "6",
+                                     "--session-ttl-s", "3600", "--metrics-port", str(metrics_port)])
     await replica.start()
     try:
-        async with EnvClient(replica.target, timeout_s=120) as client:
+        async with EnvClient(replica.target, timeout_s=120) as client, httpx.AsyncClient(timeout=5) as http:
+            async def scrape() -> str:
+                return (await http.get(f"http://127.0.0.1:{metrics_port}/metrics")).text
+
             session = await client.create_session(TASK, observation=TEXT)
+            waiting = asyncio.create_task(client.create_session(TASK, observation=TEXT))
+            while metric(await scrape(), "halo_env_creates_waiting") != 1:
+                assert not waiting.done(), "the second create ended before it was seen waiting"
+                await asyncio.sleep(0.05)
+            with pytest.raises(ResourceExhausted):
+                await waiting
+            text = await scrape()
+            assert metric(text, "halo_env_creates_waiting") == 0
+            assert metric(text, "halo_env_pool_rejections_total") == 1
+
             replica.terminate()
             while await health(client, "") == health_pb2.HealthCheckResponse.SERVING:
                 await asyncio.sleep(0.05)

@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from halo.cli.deployspec import (
-    REPO_ROOT, Description, Placement, ServiceSpec, compose_placement, load, render_file, rendered_files, service_args, service_environment,
+    REPO_ROOT, AutoscaleSpec, Description, Placement, ServiceSpec, compose_placement, load, render_file, rendered_files, service_args, service_environment,
 )
 
 K8S_ROOT = REPO_ROOT / "deploy" / "k8s"
@@ -69,7 +69,12 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
         env = service_environment(desc, name, where)
         if name == "trainer":   # the trainer reaches the env fleet, not one env pod
             env[f"{svc.env_prefix}ENV_TARGET"] = f"fleet://env:{where.ports['env']}"
+        if kube.drain_timeout_s:
+            env[f"{svc.env_prefix}DRAIN_TIMEOUT_S"] = str(kube.drain_timeout_s)
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+        if name == "env":   # its own pod, for the pod-deletion-cost annotation (halo.env.podcost)
+            container["env"] += [{"name": f"{svc.env_prefix}POD_{what.upper()}", "valueFrom": {"fieldRef": {
+                "fieldPath": f"metadata.{what}"}}} for what in ("name", "namespace")]
     else:
         container["image"] = svc.image
         if svc.args:
@@ -89,7 +94,8 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     # pod leaves the Service at once, so the fleet places nothing there); liveness: patient
     container["startupProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 120 if kube.gpus else 30}
     container["readinessProbe"] = {**_probe(svc, svc.port, svc.grpc_service), "periodSeconds": 5, "failureThreshold": 2}
-    container["livenessProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 6}
+    # liveness asks the runtime's LIVENESS_SERVICE name, SERVING through a drain (halo.runtime.server)
+    container["livenessProbe"] = {**_probe(svc, svc.port, "liveness"), "periodSeconds": 10, "failureThreshold": 6}
     for volume in svc.volumes:
         mounts.append({"name": volume, "mountPath": desc.volumes[volume]})
         if not (kube.workload == "StatefulSet"):
@@ -129,9 +135,11 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
                    "prometheus.io/path": svc.metrics_path or "/metrics"}
     if kube.sizing:
         annotations["halo/sizing"] = " ".join(kube.sizing.split())
-    pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 60 if kube.fleet else 30}
-    if name == "prometheus":
-        pod["serviceAccountName"] = "prometheus"
+    # a drain's timeout, then 60 s for in-flight calls (shutdown_grace_s) and closing the browsers
+    grace = kube.drain_timeout_s + 60 if kube.drain_timeout_s else 60 if kube.fleet else 30
+    pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": grace}
+    if name in _SERVICE_ACCOUNTS:
+        pod["serviceAccountName"] = name
     if name in _IMAGE_USERS:   # third-party images run as their own user: let it write its volume
         pod["securityContext"] = {"fsGroup": _IMAGE_USERS[name]}
     if volumes:
@@ -140,7 +148,7 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
         pod["nodeSelector"] = dict(node_selector)
         pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     spec: dict[str, Any] = {
-        "replicas": kube.replicas,
+        **({} if kube.autoscale else {"replicas": kube.replicas}),   # an autoscaler owns the count
         "selector": {"matchLabels": {_APP: name}},
         "template": {"metadata": {"labels": _labels(name), "annotations": annotations}, "spec": pod},
     }
@@ -174,24 +182,68 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
         objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(name),
                         "spec": {"maxUnavailable": kube.max_unavailable, "selector": {"matchLabels": {_APP: name}}}})
     if kube.autoscale is not None:
-        scale = kube.autoscale
-        objects.append({
-            "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(name),
-            "spec": {
-                "scaleTargetRef": {"name": name},
-                "minReplicaCount": scale.min, "maxReplicaCount": scale.max,
-                "pollingInterval": 15, "cooldownPeriod": 300,
-                "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {
-                    # a removed pod takes its sessions with it (env failures, retried elsewhere): go down slowly
-                    "scaleDown": {"stabilizationWindowSeconds": 600, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]},
-                }}},
-                "triggers": [{"type": "prometheus", "metadata": {
-                    "serverAddress": f"http://prometheus.{desc.kubernetes.namespace}.svc:{desc.services['prometheus'].port}",
-                    "query": scale.metric, "threshold": str(scale.per_replica),
-                }}],
-            },
-        })
+        objects.append(_hpa(name, kube.autoscale))
+    if name in _SERVICE_ACCOUNTS:
+        objects += _rbac(name, _SERVICE_ACCOUNTS[name], desc.kubernetes.namespace)
     return objects
+
+
+#: a removed pod's sessions drain, but each removal costs a pod's warm-up later: go down slowly
+_SCALE_DOWN = {"stabilizationWindowSeconds": 600, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]}
+#: demand beyond capacity: double (or add 4 pods) every 30 s rather than Kubernetes' default step
+_SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+             "policies": [{"type": "Percent", "value": 100, "periodSeconds": 30}, {"type": "Pods", "value": 4, "periodSeconds": 30}]}
+
+
+def _hpa(name: str, scale: AutoscaleSpec) -> dict[str, Any]:
+    """The fallback autoscaler, without KEDA: the CPU of the service's own container (metrics-server)."""
+    return {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": _meta(name),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": scale.min, "maxReplicas": scale.max,
+            "metrics": [{"type": "ContainerResource", "containerResource": {
+                "name": "cpu", "container": name, "target": {"type": "Utilization", "averageUtilization": scale.cpu_utilization}}}],
+            "behavior": {"scaleDown": _SCALE_DOWN, "scaleUp": _SCALE_UP},
+        },
+    }
+
+
+def _scaled_object(desc: Description, name: str, scale: AutoscaleSpec) -> dict[str, Any]:
+    """KEDA's autoscaler on the session demand query (it makes its own HPA: the fallback is deleted)."""
+    return {
+        "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(name),
+        "spec": {
+            "scaleTargetRef": {"name": name},
+            "minReplicaCount": scale.min, "maxReplicaCount": scale.max,
+            "pollingInterval": 15, "cooldownPeriod": 300,
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": _SCALE_DOWN, "scaleUp": _SCALE_UP}}},
+            "triggers": [{"type": "prometheus", "metadata": {
+                "serverAddress": f"http://prometheus.{desc.kubernetes.namespace}.svc:{desc.services['prometheus'].port}",
+                "query": " ".join(scale.metric.split()), "threshold": str(scale.per_replica),
+            }}],
+        },
+    }
+
+
+#: services that call the Kubernetes API, and what they may do in the namespace
+_SERVICE_ACCOUNTS: dict[str, list[dict[str, Any]]] = {
+    # service discovery of the pods to scrape
+    "prometheus": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}],
+    # its own pod's controller.kubernetes.io/pod-deletion-cost (halo.env.podcost); a Role cannot
+    # name a pod it does not know yet, so it may patch the namespace's pods
+    "env": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}],
+}
+
+
+def _rbac(name: str, rules: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(name), "rules": rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+    ]
 
 
 def _prometheus_config(desc: Description) -> dict[str, Any]:
@@ -241,12 +293,6 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
         files[f"{config_name}-config.yaml"] = [_config_map(f"{config_name}-config", {Path(spec.path).name: text})]
     files["prometheus-config.yaml"] = [
         _config_map("prometheus-config", {"prometheus.yml": yaml.safe_dump(_prometheus_config(desc), sort_keys=False)}),
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("prometheus")},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta("prometheus"),
-         "rules": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta("prometheus"),
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "prometheus"},
-         "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": ns}]},
     ]
     grafana = REPO_ROOT / "deploy" / "grafana"
     files["grafana-config.yaml"] = [
@@ -291,6 +337,20 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     ) + yaml.safe_dump({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
         "namespace": desc.kubernetes.namespace, "resources": ["../../base"], "patches": [gateway_only_embedded],
+    }, sort_keys=False)
+
+    scaled = {n: s.kubernetes.autoscale for n, s in desc.services.items() if s.kubernetes.autoscale and not s.profiles}
+    out[K8S_ROOT / "components" / "keda" / "scaledobjects.yaml"] = _dump_all(
+        [_scaled_object(desc, n, a) for n, a in scaled.items()])
+    out[K8S_ROOT / "components" / "keda" / "kustomization.yaml"] = _HEADER + (
+        "# Optional, with KEDA installed (keda.sh): add `components: [../../components/keda]` to an overlay.\n"
+        "# It scales the env fleet on session demand (Prometheus) and deletes the CPU HPA it replaces.\n"
+    ) + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+        "resources": ["scaledobjects.yaml"],
+        "patches": [{"patch": yaml.safe_dump({"$patch": "delete", "apiVersion": "autoscaling/v2",
+                                              "kind": "HorizontalPodAutoscaler", "metadata": {"name": n}}, sort_keys=False)}
+                    for n in scaled],
     }, sort_keys=False)
 
     where = k8s_placement(desc)

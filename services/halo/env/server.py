@@ -7,6 +7,7 @@ import time
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
+from halo.env import podcost
 from halo.env.config import EnvSettings
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
@@ -258,10 +259,20 @@ class EnvServicer(rpc.EnvServiceServicer):
 def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
     manager = SessionManager(settings, registry or default_registry())
     servicer = EnvServicer(manager)
+    cost = podcost.for_pod(settings.pod_namespace, settings.pod_name, lambda: manager.active)
+
+    async def start() -> None:
+        await manager.start()
+        if cost is not None:
+            cost.start()
+
+    async def stop() -> None:
+        if cost is not None:
+            await cost.close()
+        await manager.close()
 
     async def drain() -> None:
         await servicer.drain(settings.drain_timeout_s)
 
     return grpc_service("env", pb.DESCRIPTOR.services_by_name["EnvService"], rpc.add_EnvServiceServicer_to_server,
-                        servicer, manager, on_start=manager.start, on_stop=manager.close,
-                        readiness=manager.readiness, drain=drain)
+                        servicer, manager, on_start=start, on_stop=stop, readiness=manager.readiness, drain=drain)

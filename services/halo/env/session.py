@@ -275,6 +275,7 @@ class SessionManager:
         if prepared is None:
             if self._slots.locked():
                 self.primed.evict()   # the pool is full: a primed session of another key gives its slot up
+            metrics.CREATES_WAITING.inc()
             try:
                 await acquire_within(self._slots, self.settings.acquire_timeout_s)
             except TimeoutError:
@@ -283,6 +284,8 @@ class SessionManager:
                     f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
                     "close sessions or raise --pool-size"
                 ) from None
+            finally:
+                metrics.CREATES_WAITING.dec()
         timings.slot_s = clock.lap()
         if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
             session = prepared.session
