@@ -128,11 +128,7 @@ def test_the_env_fleet_is_a_headless_scalable_set_the_trainer_reaches_by_name(bu
     requests = container(deployments["env"])["resources"]["requests"]
     assert requests == {"cpu": "2", "memory": "1400Mi"}
     assert "halo bench env" in deployments["env"]["spec"]["template"]["metadata"]["annotations"]["halo/sizing"]
-    sites = by_kind(objects, "StatefulSet")["sites"]
-    assert sites["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "sites-state"
-    assert services["sites"]["spec"]["sessionAffinity"] == "ClientIP"
-    assert services["sites-pods"]["spec"]["clusterIP"] == "None"
-    assert set(by_kind(objects, "PodDisruptionBudget")) == {"env", "sites"}
+    assert set(by_kind(objects, "PodDisruptionBudget")) == {"env"}
     assert by_kind(objects, "PersistentVolumeClaim")["runs"]["spec"]["accessModes"] == ["ReadWriteMany"]
     assert all(o["metadata"].get("namespace") == "halo" for o in objects if o["kind"] != "Namespace")
 
@@ -163,6 +159,27 @@ def test_env_autoscaling_is_on_session_demand_with_keda_and_on_cpu_without(built
     assert env_pod["prometheus.io/scrape"] == "true" and env_pod["prometheus.io/port"] == "9101"
     role = by_kind(built["cpu"], "Role")["prometheus"]
     assert {"pods"} <= set(role["rules"][0]["resources"])
+
+
+def test_each_env_pod_carries_its_sites_server_on_localhost_with_its_state_on_the_pods_volume(built):
+    objects = built["cpu"]
+    pod = by_kind(objects, "Deployment")["env"]["spec"]["template"]["spec"]
+    (sites,) = pod["initContainers"]
+    # a native sidecar: up (startup probe passed) before the env container, stopped after it, so a
+    # draining env pod keeps its sites server until its last session ends
+    assert sites["name"] == "sites" and sites["restartPolicy"] == "Always"
+    assert sites["command"] == ["halo", "serve", "sites"] and "startupProbe" in sites
+    env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+    side = {e["name"]: e.get("value") for e in sites["env"]}
+    assert env["HALO_ENV_SITES_URL"] == f"http://127.0.0.1:{side['HALO_SITES_PORT']}"
+    (mount,) = [m for m in sites["volumeMounts"] if m["mountPath"] == side["HALO_SITES_DATA_DIR"]]
+    volume = {v["name"]: v for v in pod["volumes"]}[mount["name"]]
+    assert "emptyDir" in volume                 # the pod's own: survives a sites restart, leaves with the pod
+    # no sites workload or Service of its own: nothing routes one pod's sessions to another pod's state
+    assert not by_kind(objects, "StatefulSet")
+    assert "sites" not in by_kind(objects, "Service") and "sites" not in by_kind(objects, "Deployment")
+    assert all("sessionAffinity" not in o["spec"] for o in by_kind(objects, "Service").values())
+    assert "sites-state" not in by_kind(objects, "PersistentVolumeClaim")
 
 
 def test_env_pods_drain_and_may_patch_their_own_deletion_cost(built):

@@ -79,6 +79,10 @@ class KubeSpec(_Strict):
     max_unavailable: int | None = None    # a PodDisruptionBudget
     autoscale: AutoscaleSpec | None = None   # owns the replica count: the workload sets none
     drain_timeout_s: int = 0              # the service's drain on SIGTERM; the pod's grace period covers it
+    # runs in each pod of that service instead of pods of its own: a native sidecar (an init
+    # container that restarts always: up before it, stopped after it), on localhost, its volumes
+    # the pod's own (emptyDir: they outlive a container restart, not the pod)
+    sidecar_of: str = ""
 
 
 class KubernetesSpec(_Strict):

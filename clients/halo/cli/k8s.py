@@ -1,20 +1,27 @@
 """The kustomize tree deploy/k8s/, rendered from deploy/services.yaml (`halo deploy render`).
 
     deploy/k8s/base/           every service of the default compose profile: a Deployment (or a
-                               StatefulSet) + Service each, PVCs, ConfigMaps, Prometheus' RBAC,
-                               PodDisruptionBudgets, the env fleet's KEDA ScaledObject
+                               StatefulSet) + Service each, the sites server inside each env pod
+                               (a native sidecar), PVCs, ConfigMaps, RBAC (Prometheus' discovery,
+                               the env pods' deletion cost), PodDisruptionBudgets, the env fleet's
+                               CPU HorizontalPodAutoscaler
+    deploy/k8s/components/keda optional (KEDA installed): the env fleet scales on session demand
     deploy/k8s/overlays/cpu/   base, gateway serving only the embedded policy
     deploy/k8s/overlays/gpu/   base + vLLM on one nvidia.com/gpu of the GPU node pool
 
 The env service is a fleet: a Deployment behind a headless Service, so `fleet://env:50051`
 resolves to every ready pod and halo.client.fleet places and pins sessions (no load balancer). A
-pod that drains (SIGTERM: health NOT_SERVING, readiness fails) leaves the DNS answer and takes no
-new sessions. The fleet scales on sessions in use, not memory: Chromium's memory only grows while
-a context lives, so a memory target keeps a memory-based autoscaler at its maximum.
+pod that drains (SIGTERM: health NOT_SERVING, readiness fails) leaves the DNS answer, refuses new
+sessions (a fleet client places them elsewhere) and serves those it holds until they end or its
+drain timeout passes; its sites sidecar stops only after it. The fleet scales on session demand
+(KEDA) or its CPU (the fallback), not memory: Chromium's memory only grows while a context lives,
+so a memory target keeps a memory-based autoscaler at its maximum. Scale-down removes the pods
+with the fewest sessions first (pod-deletion-cost, halo.env.podcost).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -34,9 +41,16 @@ _IMAGE_USERS = {"prometheus": 65534, "grafana": 472}   # uid/gid the prom/promet
 
 
 def k8s_placement(desc: Description) -> Placement:
-    """Service DNS names in the namespace, as compose's service names: the same placement. The
-    trainer reaches the env fleet by `fleet://env:PORT` instead (set where its container is built)."""
-    return compose_placement(desc)
+    """Service DNS names in the namespace, as compose's service names, but localhost for a sidecar
+    (it is in the pod of the service that uses it). The trainer reaches the env fleet by
+    `fleet://env:PORT` instead (set where its container is built)."""
+    where = compose_placement(desc)
+    hosts = {n: "127.0.0.1" if desc.services[n].kubernetes.sidecar_of else h for n, h in where.hosts.items()}
+    return dataclasses.replace(where, hosts=hosts)
+
+
+def _sidecars(desc: Description, name: str) -> list[str]:
+    return [n for n, s in desc.services.items() if s.kubernetes.sidecar_of == name]
 
 
 def _labels(name: str) -> dict[str, str]:
@@ -98,7 +112,9 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     container["livenessProbe"] = {**_probe(svc, svc.port, "liveness"), "periodSeconds": 10, "failureThreshold": 6}
     for volume in svc.volumes:
         mounts.append({"name": volume, "mountPath": desc.volumes[volume]})
-        if not (kube.workload == "StatefulSet"):
+        if kube.sidecar_of:
+            volumes.append({"name": volume, "emptyDir": {"sizeLimit": desc.kubernetes.storage[volume]["size"]}})
+        elif not (kube.workload == "StatefulSet"):
             volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": volume}})
     for config_name, spec in svc.files.items():
         mounts.append({"name": f"{config_name}-config", "mountPath": spec.path, "subPath": Path(spec.path).name, "readOnly": True})
@@ -138,6 +154,15 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
     # a drain's timeout, then 60 s for in-flight calls (shutdown_grace_s) and closing the browsers
     grace = kube.drain_timeout_s + 60 if kube.drain_timeout_s else 60 if kube.fleet else 30
     pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": grace}
+    for sidecar in _sidecars(desc, name):
+        # a native sidecar: started (and its startup probe passed) before the service, stopped only
+        # after it exits, so a draining service keeps its sites to the last step
+        # (it binds the pod's address only for the kubelet's probes: no Service names it, and the
+        # NetworkPolicy admits no other pod to its port)
+        side, side_volumes = _container(desc, sidecar, where)
+        side["ports"] = [p for p in side["ports"] if p["name"] != "metrics"]
+        pod.setdefault("initContainers", []).append({**side, "restartPolicy": "Always"})
+        volumes += side_volumes
     if name in _SERVICE_ACCOUNTS:
         pod["serviceAccountName"] = name
     if name in _IMAGE_USERS:   # third-party images run as their own user: let it write its volume
@@ -168,13 +193,11 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
                         "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
     elif kube.workload == "StatefulSet":
-        # the governing headless Service (one DNS name per replica), and the one the env pods use:
-        # ClientIP affinity keeps one env pod's browser sessions, and their state, on one replica
+        # the governing headless Service (one DNS name per replica), and one for the whole set
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(f"{name}-pods"),
                         "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
-                        "spec": {"selector": {_APP: name}, "ports": ports, "sessionAffinity": "ClientIP",
-                                 "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}}}})
+                        "spec": {"selector": {_APP: name}, "ports": ports}})
     else:
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
                         "spec": {"selector": {_APP: name}, "ports": ports}})
@@ -277,7 +300,8 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
     files: dict[str, list[dict[str, Any]]] = {
         "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {_APP: ns}}}],
     }
-    stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" for v in s.volumes}
+    stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" or s.kubernetes.sidecar_of
+                for v in s.volumes}   # claims of their own, or the pod's emptyDir
     used = {v for n, s in desc.services.items() if not s.profiles for v in s.volumes} - stateful
     storage = desc.kubernetes.storage
     files["volumes.yaml"] = [{
@@ -285,7 +309,7 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
         "spec": {"accessModes": [storage[v]["access"]], "resources": {"requests": {"storage": storage[v]["size"]}}},
     } for v in desc.volumes if v in used]
     for name, svc in desc.services.items():
-        if svc.profiles:
+        if svc.profiles or svc.kubernetes.sidecar_of:
             continue
         files[f"{name}.yaml"] = _workload(desc, name, where, desc.kubernetes.gpu_node_selector)
     for config_name, spec in desc.configs().items():
@@ -322,7 +346,7 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     base = _base(desc)
     for file, objects in base.items():
         service = file.removesuffix(".yaml")
-        note = _sizing_note(desc, [service]) if service in desc.services else ""
+        note = _sizing_note(desc, [service, *_sidecars(desc, service)]) if service in desc.services else ""
         out[K8S_ROOT / "base" / file] = _dump_all(objects, note)
     out[K8S_ROOT / "base" / "kustomization.yaml"] = _HEADER + yaml.safe_dump({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
