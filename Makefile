@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
+.PHONY: setup vllm checkov tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -8,6 +8,11 @@ setup:
 # local_lora rollouts run against it. A few minutes once, then a stamp check.
 vllm:
 	@bash scripts/setup_vllm.sh
+
+# checkov (PyPI) in its own venv, .venv-checkov: the policy checker of the Kubernetes manifests
+# (tests/deploy/test_k8s.py). About 3 minutes once, then a stamp check.
+checkov:
+	@bash scripts/setup_checkov.sh
 
 # A real Tinker-API server (PyPI's skyrl 0.3.0, JAX on CPU) in its own venv, .venv-skyrl: about
 # 2.2 GB and a few minutes once, then a stamp check.
@@ -31,7 +36,7 @@ demo: setup
 demo-real: setup
 	.venv/bin/halo train --suite real-easy
 
-test: setup vllm
+test: setup vllm checkov
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
 # Every labelled wrong attempt of every REAL replica task through the env service, scored by

@@ -119,7 +119,7 @@ def test_the_env_fleet_is_a_headless_scalable_set_the_trainer_reaches_by_name(bu
     services, deployments = by_kind(objects, "Service"), by_kind(objects, "Deployment")
     assert services["env"]["spec"]["clusterIP"] == "None"                       # every ready pod in DNS
     assert "replicas" not in deployments["env"]["spec"]                          # the autoscaler's to set
-    env = {e["name"]: e["value"] for e in container(deployments["trainer"])["env"]}
+    env = {e["name"]: e.get("value") for e in container(deployments["trainer"])["env"]}
     assert env["HALO_TRAINER_ENV_TARGET"] == "fleet://env:50051"
     probe = container(deployments["env"])["readinessProbe"]
     assert probe["grpc"] == {"port": 50051, "service": "halo.v1.EnvService"}    # NOT_SERVING (draining) = not ready
@@ -210,8 +210,233 @@ def test_the_overlays_differ_where_they_should(built):
     assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
     assert "--served-model-name=qwen3-vl" in pod["containers"][0]["args"]
     assert not any("${" in a for a in pod["containers"][0]["args"])                 # compose's defaults, resolved
-    gateway_cpu = {e["name"]: e["value"] for e in container(by_kind(cpu, "Deployment")["gateway"])["env"]}
-    gateway_gpu = {e["name"]: e["value"] for e in container(by_kind(gpu, "Deployment")["gateway"])["env"]}
+    gateway_cpu = {e["name"]: e.get("value") for e in container(by_kind(cpu, "Deployment")["gateway"])["env"]}
+    gateway_gpu = {e["name"]: e.get("value") for e in container(by_kind(gpu, "Deployment")["gateway"])["env"]}
     assert gateway_cpu["HALO_GATEWAY_ONLY_ROUTES"] == '["embedded"]' and "HALO_GATEWAY_ONLY_ROUTES" not in gateway_gpu
     routes = by_kind(gpu, "ConfigMap")["gateway-config"]["data"]["gateway.yaml"]
     assert "base_url: http://vllm:8000/v1" in routes
+
+
+# --- policy: a maintained checker (checkov, PyPI; its own venv: scripts/setup_checkov.sh) ----------
+
+#: checkov's checks that Pod Security "restricted" asks for (and the baseline under it): each must
+#: have run on our manifests and passed, so a renamed or dropped check fails here too
+PSS_RESTRICTED = {
+    "CKV_K8S_16": "no privileged container", "CKV_K8S_17": "no hostPID", "CKV_K8S_18": "no hostIPC",
+    "CKV_K8S_19": "no hostNetwork", "CKV_K8S_20": "allowPrivilegeEscalation false", "CKV_K8S_23": "runAsNonRoot",
+    "CKV_K8S_25": "no added capabilities", "CKV_K8S_26": "no hostPort", "CKV_K8S_27": "no docker socket",
+    "CKV_K8S_28": "NET_RAW dropped", "CKV_K8S_37": "every capability dropped", "CKV_K8S_31": "seccomp RuntimeDefault",
+}
+#: the other checks we hold the manifests to: NetworkPolicies for every pod, API tokens only where used
+ALSO_REQUIRED = {"CKV2_K8S_6": "a NetworkPolicy selects every pod", "CKV_K8S_38": "no service-account token unless used",
+                 "CKV_K8S_21": "not in the default namespace"}
+#: checks deliberately not met, and why (everything else checkov runs must pass)
+NOT_MET = {
+    "CKV_K8S_11": "CPU limits: requests only; a limit throttles Chromium and the learner below what the node has free",
+    "CKV_K8S_15": "imagePullPolicy Always: images are named by a tag of their own (`halo deploy images`), not a moving one",
+    "CKV_K8S_22": "read-only root filesystem: Chromium, Playwright and Python write to /tmp and HOME; not in 'restricted'",
+    "CKV_K8S_35": "secrets as files: the services read their tokens from environment variables (their flags)",
+    "CKV_K8S_40": "uid >= 10000: the images' own users (halo 1000, grafana 472) own their files; not in 'restricted'",
+    "CKV_K8S_43": "image digests: unknown until `halo deploy images` pushes; the tag it pushes is unique per build",
+}
+
+
+def checkov() -> str:
+    for path in (REPO / ".venv-checkov" / "bin" / "checkov", shutil.which("checkov")):
+        if path and Path(path).exists():
+            return str(path)
+    pytest.fail("checkov is missing: run scripts/setup_checkov.sh (`make checkov`)")
+
+
+def broken_pod(built) -> dict:
+    """The reward Deployment as root, privileged and escalating: what 'restricted' refuses."""
+    broken = json.loads(json.dumps(by_kind(built["cpu"], "Deployment")["reward"]))
+    broken["metadata"]["name"] = "broken"
+    pod = broken["spec"]["template"]["spec"]
+    pod["securityContext"] = {"runAsUser": 0}
+    pod["containers"][0]["securityContext"] = {"privileged": True, "allowPrivilegeEscalation": True}
+    return broken
+
+
+@pytest.fixture(scope="module")
+def policy(built, tmp_path_factory) -> dict[str, dict]:
+    """checkov's verdict on each rendered overlay and on `broken_pod` (all its Kubernetes checks, our
+    exceptions skipped), from one run over a folder of them (checkov takes seconds to start)."""
+    folder = tmp_path_factory.mktemp("rendered")
+    files = {f"{name.replace('+', '-')}.yaml": name for name in built}
+    for file, name in files.items():
+        (folder / file).write_text(yaml.safe_dump_all(built[name], sort_keys=False))
+    (folder / "broken.yaml").write_text(yaml.safe_dump(broken_pod(built), sort_keys=False))
+    files["broken.yaml"] = "broken"
+    done = subprocess.run([checkov(), "-d", str(folder), "--framework", "kubernetes", "--compact", "-o", "json",
+                           "--skip-check", ",".join(NOT_MET)], capture_output=True, text=True, timeout=600)
+    assert done.stdout.strip(), done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    results = (report[0] if isinstance(report, list) else report)["results"]
+    out: dict[str, dict] = {name: {"passed_checks": [], "failed_checks": [], "skipped_checks": []} for name in files.values()}
+    for verdict, checks in results.items():
+        for check in checks:
+            out[files[Path(check["file_path"]).name]][verdict].append(check)
+    return out
+
+
+def test_every_pod_passes_pod_security_restricted_and_our_other_policies_by_checkov(policy):
+    for overlay, results in policy.items():
+        if overlay == "broken":
+            continue
+        failed = [f"{r['check_id']} {r['check_name']}: {r['resource']}" for r in results["failed_checks"]]
+        assert not failed, f"{overlay}: " + "\n".join(failed)
+        passed = {r["check_id"] for r in results["passed_checks"]}
+        missing = {c: why for c, why in {**PSS_RESTRICTED, **ALSO_REQUIRED}.items() if c not in passed}
+        assert not missing, f"{overlay}: these checks did not run and pass: {missing}"
+        # the only per-resource exception: the pods that call the API mount its token
+        skipped = {(r["check_id"], r["resource"]) for r in results["skipped_checks"]}
+        assert {c for c, _ in skipped} <= {"CKV_K8S_38"}, skipped
+        assert {res.split(".")[-1] for _, res in skipped} == {"env", "prometheus"}, skipped
+
+
+def test_checkov_fails_a_pod_that_breaks_restricted(policy):
+    """The checker is live: a root, privileged, escalating container is caught."""
+    failed = {r["check_id"] for r in policy["broken"]["failed_checks"]}
+    assert {"CKV_K8S_16", "CKV_K8S_20", "CKV_K8S_23", "CKV_K8S_37"} <= failed, failed
+
+
+def test_tokens_and_the_grafana_password_come_from_secrets_the_pods_require(built):
+    deployments = by_kind(built["cpu"], "Deployment")
+    required = {}
+    for name, workload in deployments.items():
+        for env in container(workload).get("env", []):
+            ref = env.get("valueFrom", {}).get("secretKeyRef")
+            if ref:
+                assert ref["optional"] is False, f"{name}: {env['name']} must not start without its Secret"
+                required[(name, env["name"])] = (ref["name"], ref["key"])
+            else:
+                assert "TOKEN" not in env["name"] and "PASSWORD" not in env["name"], f"{name}: {env['name']} in plain text"
+    services = (k8s.TOKENS_SECRET, "services")
+    assert required == {
+        ("env", "HALO_ENV_AUTH_TOKEN"): services, ("reward", "HALO_REWARD_AUTH_TOKEN"): services,
+        ("gateway", "HALO_GATEWAY_AUTH_TOKEN"): services, ("reward", "HALO_REWARD_JUDGE_TOKEN"): services,
+        ("trainer", "HALO_TRAINER_SERVICE_TOKEN"): services,          # what the trainer sends: what they require
+        ("trainer", "HALO_TRAINER_AUTH_TOKEN"): (k8s.TOKENS_SECRET, "trainer"),   # its users' token
+        ("grafana", "GF_SECURITY_ADMIN_PASSWORD"): (k8s.GRAFANA_SECRET, "password"),
+    }
+    # the names are the services' own settings (a renamed flag fails here)
+    from halo.env.config import EnvSettings
+    from halo.reward.config import RewardSettings
+    from halo.trainer.config import TrainerSettings
+    for settings, prefix, names in ((EnvSettings, "HALO_ENV_", ["AUTH_TOKEN"]),
+                                    (RewardSettings, "HALO_REWARD_", ["AUTH_TOKEN", "JUDGE_TOKEN"]),
+                                    (TrainerSettings, "HALO_TRAINER_", ["AUTH_TOKEN", "SERVICE_TOKEN"])):
+        for n in names:
+            assert n.lower() in settings.model_fields, (prefix, n)
+    assert not by_kind(built["cpu"], "Secret")          # never in the repository: the user creates them
+
+
+def test_network_policies_admit_only_the_calls_of_the_architecture(built):
+    policies = by_kind(built["gpu"], "NetworkPolicy")
+    assert policies["default-deny-ingress"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+
+    def admitted(name: str) -> dict[str, set[str]]:
+        """port -> who may reach it ('*' = anyone)"""
+        out: dict[str, set[str]] = {}
+        for rule in policies[name]["spec"].get("ingress", []):
+            for port in rule["ports"]:
+                who = {f["podSelector"]["matchLabels"]["app.kubernetes.io/name"] if "podSelector" in f
+                       else "ns:" + f["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+                       for f in rule.get("from", [])} or {"*"}
+                out.setdefault(port["port"], set()).update(who)
+        return out
+
+    assert admitted("env") == {"grpc": {"trainer"}, "metrics": {"prometheus"}}      # not the sites port
+    assert admitted("reward") == {"grpc": {"trainer"}, "metrics": {"prometheus"}}
+    assert admitted("gateway") == {"grpc": {"trainer", "reward"}, "metrics": {"prometheus"}}
+    assert admitted("trainer") == {"grpc": {"*"}, "metrics": {"prometheus"}}        # the API: bearer token required
+    assert admitted("vllm") == {"http": {"gateway", "prometheus"}}
+    assert admitted("prometheus") == {"http": {"grafana", "ns:keda"}}
+    assert admitted("grafana") == {"http": {"*", "prometheus"}}
+    # every named port exists on the pods the policy selects
+    deployments = {**by_kind(built["gpu"], "Deployment")}
+    for name, policy in policies.items():
+        if name == "default-deny-ingress":
+            continue
+        ports = {p["name"] for p in container(deployments[name])["ports"]}
+        assert set(admitted(name)) <= ports, (name, ports)
+
+
+# --- images and storage ---------------------------------------------------------------------------
+
+
+def test_project_images_carry_a_fixed_tag_and_halo_deploy_images_names_the_pushed_ones(built, tmp_path):
+    desc = deployspec.load()
+    images = {c["image"] for o in built["gpu"] if o["kind"] == "Deployment"
+              for c in [*o["spec"]["template"]["spec"]["containers"], *o["spec"]["template"]["spec"].get("initContainers", [])]}
+    assert not any(i.endswith(":latest") or ":" not in i for i in images), images
+    assert {f"halo-base:{k8s.default_tag()}", f"halo-env:{k8s.default_tag()}"} <= images
+    assert k8s.image_commands(desc, "registry.example:5000/team/", "abc123") == [
+        ["docker", "build", "-f", "deploy/Dockerfile", "--target", "base", "-t", "registry.example:5000/team/halo-base:abc123", "."],
+        ["docker", "push", "registry.example:5000/team/halo-base:abc123"],
+        ["docker", "build", "-f", "deploy/Dockerfile", "--target", "env", "-t", "registry.example:5000/team/halo-env:abc123", "."],
+        ["docker", "push", "registry.example:5000/team/halo-env:abc123"],
+    ]
+    # the overlay it writes, built by the real kustomize: every project image is the pushed one
+    overlay = tmp_path / "my-cluster"
+    k8s.write_overlay(overlay, "gpu", k8s.kustomize_images(desc, "registry.example:5000/team", "abc123"))
+    rendered = {c["image"] for o in kustomize(overlay) if o["kind"] == "Deployment"
+                for c in [*o["spec"]["template"]["spec"]["containers"], *o["spec"]["template"]["spec"].get("initContainers", [])]}
+    assert {"registry.example:5000/team/halo-base:abc123", "registry.example:5000/team/halo-env:abc123"} <= rendered
+    assert not any(i.startswith("halo-") for i in rendered), rendered
+    assert any(i.startswith("vllm/") for i in rendered)                       # third-party images untouched
+
+
+def fake_docker(bin_dir: Path, log: Path, fail_on: str = "") -> dict[str, str]:
+    """A `docker` on PATH that records its arguments (a fake: no Docker engine builds images here)."""
+    bin_dir.mkdir()
+    script = bin_dir / "docker"
+    script.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n" + (f"case \"$*\" in *\"{fail_on}\"*) exit 7;; esac\n" if fail_on else "")
+                      + "exit 0\n")
+    script.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+
+
+def test_halo_deploy_images_runs_docker_then_keeps_the_users_overlay_and_updates_its_images(tmp_path):
+    log = tmp_path / "docker.log"
+    env = fake_docker(tmp_path / "bin", log)
+    overlay = tmp_path / "prod"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": [os.path.relpath(REPO / "deploy/k8s/overlays/cpu", overlay)],
+        "components": [os.path.relpath(REPO / "deploy/k8s/components/keda", overlay)],
+        "images": [{"name": "halo-env", "newName": "old/halo-env", "newTag": "v0"}, {"name": "mine", "newTag": "1"}],
+    }))
+    done = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "v1", "--write", str(overlay), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert log.read_text().splitlines() == [
+        "build -f deploy/Dockerfile --target base -t ghcr.io/me/halo-base:v1 .", "push ghcr.io/me/halo-base:v1",
+        "build -f deploy/Dockerfile --target env -t ghcr.io/me/halo-env:v1 .", "push ghcr.io/me/halo-env:v1"]
+    body = yaml.safe_load((overlay / "kustomization.yaml").read_text())
+    assert body["components"] and {i["name"]: i.get("newName") for i in body["images"]} == {
+        "mine": None, "halo-base": "ghcr.io/me/halo-base", "halo-env": "ghcr.io/me/halo-env"}
+    # a failed push stops there, says which command, and writes nothing
+    log.unlink()
+    env = fake_docker(tmp_path / "bin2", log, fail_on="push ghcr.io/me/halo-base")
+    done = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "v2", "--write", str(overlay), env=env)
+    assert done.returncode == 7 and "docker push ghcr.io/me/halo-base:v2` failed" in done.stdout
+    assert len(log.read_text().splitlines()) == 2 and "v2" not in (overlay / "kustomization.yaml").read_text()
+    bad = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "latest", "--dry-run", env=env)
+    assert bad.returncode == 2 and "fixed tag" in bad.stdout
+
+
+def test_claims_take_the_clusters_default_class_or_the_one_an_overlay_patches_in(tmp_path):
+    patch = {"patch": json.dumps([{"op": "add", "path": "/spec/storageClassName", "value": "nfs-client"}]),
+             "target": {"kind": "PersistentVolumeClaim"}}
+    claims = by_kind(kustomize(user_overlay(tmp_path / "nfs", "cpu", patches=[patch])), "PersistentVolumeClaim")
+    assert claims and all(c["spec"]["storageClassName"] == "nfs-client" for c in claims.values())
+    built = by_kind(kustomize("cpu"), "PersistentVolumeClaim")
+    assert all("storageClassName" not in c["spec"] for c in built.values())     # the cluster's default
+    desc = deployspec.load()
+    storage = {**desc.kubernetes.storage, "runs": {**desc.kubernetes.storage["runs"], "class": "efs"}}
+    desc = desc.model_copy(update={"kubernetes": desc.kubernetes.model_copy(update={"storage": storage})})
+    volumes = yaml.safe_load_all(k8s.rendered_k8s(desc)[k8s.K8S_ROOT / "base" / "volumes.yaml"])
+    classes = {v["metadata"]["name"]: v["spec"].get("storageClassName") for v in volumes if v}
+    assert classes["runs"] == "efs" and classes["hf-cache"] is None

@@ -88,7 +88,7 @@ class KubeSpec(_Strict):
 class KubernetesSpec(_Strict):
     namespace: str = "halo"
     version: str = "1.32.0"
-    storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access}
+    storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access[, class]}
     gpu_node_selector: dict[str, str] = Field(default_factory=dict)
 
 
