@@ -440,3 +440,43 @@ def test_claims_take_the_clusters_default_class_or_the_one_an_overlay_patches_in
     volumes = yaml.safe_load_all(k8s.rendered_k8s(desc)[k8s.K8S_ROOT / "base" / "volumes.yaml"])
     classes = {v["metadata"]["name"]: v["spec"].get("storageClassName") for v in volumes if v}
     assert classes["runs"] == "efs" and classes["hf-cache"] is None
+
+
+def test_every_variable_the_manifests_set_is_a_setting_of_the_service_that_reads_it(built, monkeypatch):
+    """The containers' environments, as the kubelet would give them (Secrets and the downward API
+    filled in), parsed by the services' own settings classes: every variable names a field (the
+    settings would ignore one that does not), and the values that matter arrive as meant."""
+    from halo.env.config import EnvSettings
+    from halo.policy.config import GatewaySettings
+    from halo.reward.config import RewardSettings
+    from halo.sites.server import SitesSettings
+    from halo.trainer.config import TrainerSettings
+
+    classes = {"env": EnvSettings, "sites": SitesSettings, "reward": RewardSettings, "gateway": GatewaySettings,
+               "trainer": TrainerSettings}
+    parsed = {}
+    for workload in by_kind(built["cpu"], "Deployment").values():
+        pod = workload["spec"]["template"]["spec"]
+        for c in [*pod["containers"], *pod.get("initContainers", [])]:
+            if c["name"] not in classes:
+                continue
+            env = {}
+            for e in c["env"]:
+                source = e.get("valueFrom", {})
+                env[e["name"]] = (e["value"] if "value" in e else f"secret:{source['secretKeyRef']['key']}"
+                                  if "secretKeyRef" in source else "env-5d8c7-x2x9q" if source["fieldRef"]["fieldPath"]
+                                  == "metadata.name" else "halo")
+            prefix = classes[c["name"]].model_config["env_prefix"]
+            unknown = [n for n in env if n.removeprefix(prefix).lower() not in classes[c["name"]].model_fields]
+            assert not unknown, f"{c['name']}: {unknown} are no settings of {classes[c['name']].__name__}"
+            with monkeypatch.context() as m:
+                for name in [n for n in os.environ if n.startswith("HALO_")]:
+                    m.delenv(name)
+                for name, value in env.items():
+                    m.setenv(name, value)
+                parsed[c["name"]] = classes[c["name"]]()
+    env, sites = parsed["env"], parsed["sites"]
+    assert env.sites_url == f"http://127.0.0.1:{sites.port}" and sites.host == "0.0.0.0"
+    assert env.drain_timeout_s == 600 and env.pod_name == "env-5d8c7-x2x9q" and env.pod_namespace == "halo"
+    assert env.auth_token == parsed["reward"].auth_token == parsed["trainer"].service_token == "secret:services"
+    assert parsed["trainer"].auth_token == "secret:trainer"

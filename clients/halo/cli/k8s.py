@@ -21,6 +21,7 @@ with the fewest sessions first (pod-deletion-cost, halo.env.podcost).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import importlib.metadata
 import json
@@ -180,7 +181,7 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
         volumes.append({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": kube.shm}})
     if mounts:
         container["volumeMounts"] = mounts
-    container["securityContext"] = dict(_CONTAINER_SECURITY)
+    container["securityContext"] = copy.deepcopy(_CONTAINER_SECURITY)   # no shared objects: no YAML anchors
     return container, volumes
 
 
