@@ -295,6 +295,13 @@ def test_every_pod_passes_pod_security_restricted_and_our_other_policies_by_chec
         assert {res.split(".")[-1] for _, res in skipped} == {"env", "prometheus"}, skipped
 
 
+def test_the_namespace_enforces_restricted(built):
+    for objects in built.values():
+        labels = by_kind(objects, "Namespace")["halo"]["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+        assert labels["pod-security.kubernetes.io/enforce-version"] == "v1.32"
+
+
 def test_checkov_fails_a_pod_that_breaks_restricted(policy):
     """The checker is live: a root, privileged, escalating container is caught."""
     failed = {r["check_id"] for r in policy["broken"]["failed_checks"]}

@@ -393,7 +393,10 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
     where = k8s_placement(desc)
     ns = desc.kubernetes.namespace
     files: dict[str, list[dict[str, Any]]] = {
-        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {_APP: ns}}}],
+        # Pod Security admission holds every pod of the namespace to "restricted" (the manifests meet it)
+        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {
+            _APP: ns, "pod-security.kubernetes.io/enforce": "restricted",
+            "pod-security.kubernetes.io/enforce-version": "v" + ".".join(desc.kubernetes.version.split(".")[:2])}}}],
     }
     stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" or s.kubernetes.sidecar_of
                 for v in s.volumes}   # claims of their own, or the pod's emptyDir
