@@ -3,8 +3,9 @@
 Two `halo serve env` processes on one sites server. SIGTERM to a replica holding two sessions:
 health turns NOT_SERVING (liveness stays SERVING), a new create through a fleet client that still
 believes the replica serves is refused with DRAINING and lands on the other replica, the held
-sessions step to their end and close, and the process exits after the last close. A replica whose
-client never closes exits when --drain-timeout-s passes, serving the held session until then.
+sessions step to their end and close, and the process exits after the last close; a second SIGTERM
+cuts a drain short. A replica whose client never closes exits when --drain-timeout-s passes,
+serving the held session until then.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def sites():
 @pytest.mark.timeout(600)
 async def test_a_draining_replica_serves_its_sessions_to_the_end_sends_creates_elsewhere_and_exits(sites):
     drained = EnvProcess(sites.url, ["--pool-size", "8", "--drain-timeout-s", "300"])
-    other = EnvProcess(sites.url, ["--pool-size", "2"])
+    other = EnvProcess(sites.url, ["--pool-size", "2", "--drain-timeout-s", "300"])
     await drained.start()   # one after the other: two Chromiums starting at once crawl on 2 cores
     await other.start()
     fleet = FleetEnvClient(f"{drained.target},{other.target}", timeout_s=120, refresh_s=3600)
@@ -134,8 +135,15 @@ async def test_a_draining_replica_serves_its_sessions_to_the_end_sends_creates_e
             assert await a.close_session(held[1].session_id)
             assert await drained.exited(120) == 0   # after the last close, its browsers closed
 
-            for session in (busy, placed):
-                assert await b.close_session(session.session_id)
+
+            # the other replica holds two sessions; SIGTERM drains it, a second SIGTERM (kubectl delete
+            # --grace-period=0, a user's second Ctrl-C) cuts the 300 s drain short
+            other.terminate()
+            while await health(b, "") == health_pb2.HealthCheckResponse.SERVING:
+                await asyncio.sleep(0.05)
+            assert (await b.get_state(busy.session_id)).task_id   # draining: still served
+            other.terminate()
+            assert await other.exited(120) == 0
     finally:
         await fleet.close()
         await drained.kill()
