@@ -26,9 +26,9 @@ import dataclasses
 import importlib.metadata
 import json
 import os
+import re
 import shlex
 import subprocess
-import re
 from pathlib import Path
 from typing import Any
 
