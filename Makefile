@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers (`make help` lists them). Every target sets up what
 # it needs first, and only that: `make demo` the venv and Chromium, `make test` every test tool.
 # A line `## text` after a target's name is its `make help` entry.
-.PHONY: help setup setup-test vllm tinker-server demo demo-real test test-fast test-replicas test-tinker-server protos check-protos bench-env
+.PHONY: help setup setup-test vllm checkov tinker-server demo demo-real test test-fast test-replicas test-tinker-server protos check-protos bench-env
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -18,6 +18,11 @@ setup-test: ## the test tier: setup + test extras, Prometheus, Node.js, buf, Go,
 # local_lora rollouts run against it. A few minutes once, then a stamp check.
 vllm: ## .venv-vllm: a CPU vLLM for the tests and local LoRA rollouts
 	@bash scripts/setup_vllm.sh
+
+# checkov (PyPI) in its own venv, .venv-checkov: the policy checker of the Kubernetes manifests
+# (tests/deploy/test_k8s.py). About 3 minutes once, then a stamp check.
+checkov: ## .venv-checkov: the policy checker of the Kubernetes manifests
+	@bash scripts/setup_checkov.sh
 
 # A real Tinker-API server (PyPI's skyrl 0.3.0, JAX on CPU) in its own venv, .venv-skyrl: about
 # 2.2 GB and a few minutes once, then a stamp check.
@@ -41,7 +46,7 @@ demo: setup ## train the embedded policy with GRPO on the playground (15-20 min 
 demo-real: setup ## the same loop on 11 REAL replica tasks (about 30 min on 2 cores)
 	.venv/bin/halo train --suite real-easy
 
-test: setup-test vllm ## set up everything and run the whole test suite (what CI runs)
+test: setup-test vllm checkov ## set up everything and run the whole test suite (what CI runs)
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
 # The edit loop's tier: every test that needs no browser, service stack or engine (tests/conftest.py,

@@ -54,12 +54,14 @@ class FileSpec(_Strict):
 
 
 class AutoscaleSpec(_Strict):
-    """Autoscaling of a fleet on a Prometheus query (a KEDA ScaledObject)."""
+    """Autoscaling of a fleet: on a Prometheus query with KEDA (deploy/k8s/components/keda), else a
+    HorizontalPodAutoscaler on the CPU of the service's container (no KEDA needed)."""
 
-    metric: str                           # PromQL: the fleet's load, e.g. sessions in use
+    metric: str                           # PromQL: the fleet's demand, e.g. sessions in use + creates waiting
     per_replica: int                      # target value of `metric` per replica
     min: int = 1
     max: int = 10
+    cpu_utilization: int = 75             # the HPA fallback's target, % of the container's CPU request
 
 
 class KubeSpec(_Strict):
@@ -75,13 +77,18 @@ class KubeSpec(_Strict):
     gpus: int = 0                         # nvidia.com/gpu, on the gpu node selector's nodes
     sizing: str = ""                      # where the figures come from (rendered next to them)
     max_unavailable: int | None = None    # a PodDisruptionBudget
-    autoscale: AutoscaleSpec | None = None
+    autoscale: AutoscaleSpec | None = None   # owns the replica count: the workload sets none
+    drain_timeout_s: int = 0              # the service's drain on SIGTERM; the pod's grace period covers it
+    # runs in each pod of that service instead of pods of its own: a native sidecar (an init
+    # container that restarts always: up before it, stopped after it), on localhost, its volumes
+    # the pod's own (emptyDir: they outlive a container restart, not the pod)
+    sidecar_of: str = ""
 
 
 class KubernetesSpec(_Strict):
     namespace: str = "halo"
     version: str = "1.32.0"
-    storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access}
+    storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access[, class]}
     gpu_node_selector: dict[str, str] = Field(default_factory=dict)
 
 

@@ -1,42 +1,90 @@
 """The kustomize tree deploy/k8s/, rendered from deploy/services.yaml (`halo deploy render`).
 
     deploy/k8s/base/           every service of the default compose profile: a Deployment (or a
-                               StatefulSet) + Service each, PVCs, ConfigMaps, Prometheus' RBAC,
-                               PodDisruptionBudgets, the env fleet's KEDA ScaledObject
+                               StatefulSet) + Service each, the sites server inside each env pod
+                               (a native sidecar), PVCs, ConfigMaps, RBAC (Prometheus' discovery,
+                               the env pods' deletion cost), PodDisruptionBudgets, the env fleet's
+                               CPU HorizontalPodAutoscaler
+    deploy/k8s/components/keda optional (KEDA installed): the env fleet scales on session demand
     deploy/k8s/overlays/cpu/   base, gateway serving only the embedded policy
     deploy/k8s/overlays/gpu/   base + vLLM on one nvidia.com/gpu of the GPU node pool
 
 The env service is a fleet: a Deployment behind a headless Service, so `fleet://env:50051`
 resolves to every ready pod and halo.client.fleet places and pins sessions (no load balancer). A
-pod that drains (SIGTERM: health NOT_SERVING, readiness fails) leaves the DNS answer and takes no
-new sessions. The fleet scales on sessions in use, not memory: Chromium's memory only grows while
-a context lives, so a memory target keeps a memory-based autoscaler at its maximum.
+pod that drains (SIGTERM: health NOT_SERVING, readiness fails) leaves the DNS answer, refuses new
+sessions (a fleet client places them elsewhere) and serves those it holds until they end or its
+drain timeout passes; its sites sidecar stops only after it. The fleet scales on session demand
+(KEDA) or its CPU (the fallback), not memory: Chromium's memory only grows while a context lives,
+so a memory target keeps a memory-based autoscaler at its maximum. Scale-down removes the pods
+with the fewest sessions first (pod-deletion-cost, halo.env.podcost).
 """
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import importlib.metadata
 import json
+import os
 import re
+import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from halo.cli.deployspec import (
-    REPO_ROOT, Description, Placement, ServiceSpec, compose_placement, load, render_file, rendered_files, service_args, service_environment,
+    REPO_ROOT, AutoscaleSpec, Description, Placement, ServiceSpec, compose_placement, load, render_file, rendered_files, service_args, service_environment,
 )
 
 K8S_ROOT = REPO_ROOT / "deploy" / "k8s"
 _HEADER = "# GENERATED from deploy/services.yaml by `halo deploy render` (halo.cli.k8s): edit that file, not this one.\n"
 _APP = "app.kubernetes.io/name"
 _PART = {_APP: "", "app.kubernetes.io/part-of": "halo"}
-_IMAGE_USERS = {"prometheus": 65534, "grafana": 472}   # uid/gid the prom/prometheus and grafana images run as
+#: the uid (and gid) each image runs as: deploy/Dockerfile's `halo` user, the prom/prometheus and
+#: grafana images' own; vLLM's image runs as root, so it runs as an unprivileged uid with a HOME of
+#: its own (an emptyDir) for its caches. Pod Security "restricted" wants a numeric non-root uid.
+_HALO_UID = 1000
+_IMAGE_USERS = {"prometheus": 65534, "grafana": 472, "vllm": 1000}
+#: Pod Security "restricted" for every container (checked by checkov in tests/deploy/test_k8s.py)
+_CONTAINER_SECURITY = {"allowPrivilegeEscalation": False, "privileged": False, "capabilities": {"drop": ["ALL"]}}
+#: the bearer tokens: Secret halo-tokens, key "services" (what env, reward and gateway require and
+#: the trainer and the reward's judge calls send) and key "trainer" (what the trainer's API requires
+#: of its users). A missing Secret keeps the pods from starting: the cluster never runs open.
+TOKENS_SECRET = "halo-tokens"
+_TOKENS = {
+    "env": {"AUTH_TOKEN": "services"},
+    "reward": {"AUTH_TOKEN": "services", "JUDGE_TOKEN": "services"},
+    "gateway": {"AUTH_TOKEN": "services"},
+    "trainer": {"AUTH_TOKEN": "trainer", "SERVICE_TOKEN": "services"},
+}
+#: Grafana's admin password: Secret grafana-admin, key "password"
+GRAFANA_SECRET = "grafana-admin"
+
+
+def image_name(desc: Description, stage: str) -> str:
+    """The project image of one Dockerfile stage, as the manifests name it (halo-base, halo-env)."""
+    return f"{desc.image.name}-{stage}"
+
+
+def default_tag() -> str:
+    """The tag the manifests name until `halo deploy images` points them at a registry: the
+    project's version (a fixed tag, never `latest`)."""
+    return importlib.metadata.version("halo-rl")
 
 
 def k8s_placement(desc: Description) -> Placement:
-    """Service DNS names in the namespace, as compose's service names: the same placement. The
-    trainer reaches the env fleet by `fleet://env:PORT` instead (set where its container is built)."""
-    return compose_placement(desc)
+    """Service DNS names in the namespace, as compose's service names, but localhost for a sidecar
+    (it is in the pod of the service that uses it). The trainer reaches the env fleet by
+    `fleet://env:PORT` instead (set where its container is built)."""
+    where = compose_placement(desc)
+    hosts = {n: "127.0.0.1" if desc.services[n].kubernetes.sidecar_of else h for n, h in where.hosts.items()}
+    return dataclasses.replace(where, hosts=hosts)
+
+
+def _sidecars(desc: Description, name: str) -> list[str]:
+    return [n for n, s in desc.services.items() if s.kubernetes.sidecar_of == name]
 
 
 def _labels(name: str) -> dict[str, str]:
@@ -64,12 +112,19 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     volumes: list[dict[str, Any]] = []
     mounts: list[dict[str, Any]] = []
     if svc.is_halo:
-        container["image"] = f"{desc.image.name}-{svc.stage}:latest"
+        container["image"] = f"{image_name(desc, svc.stage)}:{default_tag()}"
         container["command"] = ["halo", "serve", svc.serve]
         env = service_environment(desc, name, where)
         if name == "trainer":   # the trainer reaches the env fleet, not one env pod
             env[f"{svc.env_prefix}ENV_TARGET"] = f"fleet://env:{where.ports['env']}"
+        if kube.drain_timeout_s:
+            env[f"{svc.env_prefix}DRAIN_TIMEOUT_S"] = str(kube.drain_timeout_s)
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+        container["env"] += [_secret_env(f"{svc.env_prefix}{setting}", TOKENS_SECRET, key)
+                             for setting, key in _TOKENS.get(name, {}).items()]
+        if name == "env":   # its own pod, for the pod-deletion-cost annotation (halo.env.podcost)
+            container["env"] += [{"name": f"{svc.env_prefix}POD_{what.upper()}", "valueFrom": {"fieldRef": {
+                "fieldPath": f"metadata.{what}"}}} for what in ("name", "namespace")]
     else:
         container["image"] = svc.image
         if svc.args:
@@ -89,10 +144,13 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     # pod leaves the Service at once, so the fleet places nothing there); liveness: patient
     container["startupProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 120 if kube.gpus else 30}
     container["readinessProbe"] = {**_probe(svc, svc.port, svc.grpc_service), "periodSeconds": 5, "failureThreshold": 2}
-    container["livenessProbe"] = {**_probe(svc, svc.port, ""), "periodSeconds": 10, "failureThreshold": 6}
+    # liveness asks the runtime's LIVENESS_SERVICE name, SERVING through a drain (halo.runtime.server)
+    container["livenessProbe"] = {**_probe(svc, svc.port, "liveness"), "periodSeconds": 10, "failureThreshold": 6}
     for volume in svc.volumes:
         mounts.append({"name": volume, "mountPath": desc.volumes[volume]})
-        if not (kube.workload == "StatefulSet"):
+        if kube.sidecar_of:
+            volumes.append({"name": volume, "emptyDir": {"sizeLimit": desc.kubernetes.storage[volume]["size"]}})
+        elif not (kube.workload == "StatefulSet"):
             volumes.append({"name": volume, "persistentVolumeClaim": {"claimName": volume}})
     for config_name, spec in svc.files.items():
         mounts.append({"name": f"{config_name}-config", "mountPath": spec.path, "subPath": Path(spec.path).name, "readOnly": True})
@@ -108,17 +166,28 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
             volumes.append({"name": cm, "configMap": {"name": cm}})
         container["env"] = [{"name": k, "value": v} for k, v in svc.compose.get("environment", {}).items()
                             if not v.startswith("${")]
+        container["env"].append(_secret_env("GF_SECURITY_ADMIN_PASSWORD", GRAFANA_SECRET, "password"))
     if name == "vllm":
         # the trainer writes each step's adapter under runs/; vLLM loads it from the same path
         mounts.append({"name": "runs", "mountPath": desc.volumes["runs"], "readOnly": True})
         volumes.append({"name": "runs", "persistentVolumeClaim": {"claimName": "runs", "readOnly": True}})
         container["env"] = [{"name": k, "value": _default(v)} for k, v in svc.compose.get("environment", {}).items()]
+        # not root: its caches (Triton, torch.compile, vLLM's config) go under a HOME of its own
+        container["env"] += [{"name": "HOME", "value": "/home/vllm"}, {"name": "VLLM_NO_USAGE_STATS", "value": "1"}]
+        mounts.append({"name": "home", "mountPath": "/home/vllm"})
+        volumes.append({"name": "home", "emptyDir": {}})
     if kube.shm:
         mounts.append({"name": "shm", "mountPath": "/dev/shm"})
         volumes.append({"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": kube.shm}})
     if mounts:
         container["volumeMounts"] = mounts
+    container["securityContext"] = copy.deepcopy(_CONTAINER_SECURITY)   # no shared objects: no YAML anchors
     return container, volumes
+
+
+def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
+    """An environment variable from a Secret that must exist (the pod does not start without it)."""
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key, "optional": False}}}
 
 
 def _workload(desc: Description, name: str, where: Placement, node_selector: dict[str, str]) -> list[dict[str, Any]]:
@@ -129,18 +198,33 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
                    "prometheus.io/path": svc.metrics_path or "/metrics"}
     if kube.sizing:
         annotations["halo/sizing"] = " ".join(kube.sizing.split())
-    pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": 60 if kube.fleet else 30}
-    if name == "prometheus":
-        pod["serviceAccountName"] = "prometheus"
-    if name in _IMAGE_USERS:   # third-party images run as their own user: let it write its volume
-        pod["securityContext"] = {"fsGroup": _IMAGE_USERS[name]}
+    # a drain's timeout, then 60 s for in-flight calls (shutdown_grace_s) and closing the browsers
+    grace = kube.drain_timeout_s + 60 if kube.drain_timeout_s else 60 if kube.fleet else 30
+    pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": grace}
+    for sidecar in _sidecars(desc, name):
+        # a native sidecar: started (and its startup probe passed) before the service, stopped only
+        # after it exits, so a draining service keeps its sites to the last step
+        # (it binds the pod's address only for the kubelet's probes: no Service names it, and the
+        # NetworkPolicy admits no other pod to its port)
+        side, side_volumes = _container(desc, sidecar, where)
+        side["ports"] = [p for p in side["ports"] if p["name"] != "metrics"]
+        pod.setdefault("initContainers", []).append({**side, "restartPolicy": "Always"})
+        volumes += side_volumes
+    if name in _SERVICE_ACCOUNTS:
+        pod["serviceAccountName"] = name
+    uid = _IMAGE_USERS.get(name, _HALO_UID)
+    # Pod Security "restricted": non-root as the image's uid, its volumes writable (fsGroup), the
+    # runtime's seccomp profile; the API token only in the pods that call the API
+    pod["securityContext"] = {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": uid, "fsGroup": uid,
+                              "seccompProfile": {"type": "RuntimeDefault"}}
+    pod["automountServiceAccountToken"] = name in _SERVICE_ACCOUNTS
     if volumes:
         pod["volumes"] = volumes
     if kube.gpus:
         pod["nodeSelector"] = dict(node_selector)
         pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     spec: dict[str, Any] = {
-        "replicas": kube.replicas,
+        **({} if kube.autoscale else {"replicas": kube.replicas}),   # an autoscaler owns the count
         "selector": {"matchLabels": {_APP: name}},
         "template": {"metadata": {"labels": _labels(name), "annotations": annotations}, "spec": pod},
     }
@@ -153,20 +237,21 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
         } for v in svc.volumes]
     elif svc.volumes and not kube.fleet:
         spec["strategy"] = {"type": "Recreate"}   # a ReadWriteOnce claim cannot be held by two pods at once
-    objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": _meta(name), "spec": spec}]
+    meta = _meta(name)
+    if name in _SERVICE_ACCOUNTS:   # the policy checker's own way to record a deliberate exception
+        meta["annotations"] = {"checkov.io/skip1": "CKV_K8S_38=this pod calls the Kubernetes API with its token"}
+    objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": meta, "spec": spec}]
     ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["name"]} for p in container["ports"]]
     if name == "env":
         # headless: the name resolves to every ready pod; the fleet client does the placing
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
                         "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
     elif kube.workload == "StatefulSet":
-        # the governing headless Service (one DNS name per replica), and the one the env pods use:
-        # ClientIP affinity keeps one env pod's browser sessions, and their state, on one replica
+        # the governing headless Service (one DNS name per replica), and one for the whole set
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(f"{name}-pods"),
                         "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
-                        "spec": {"selector": {_APP: name}, "ports": ports, "sessionAffinity": "ClientIP",
-                                 "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}}}})
+                        "spec": {"selector": {_APP: name}, "ports": ports}})
     else:
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
                         "spec": {"selector": {_APP: name}, "ports": ports}})
@@ -174,24 +259,109 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
         objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": _meta(name),
                         "spec": {"maxUnavailable": kube.max_unavailable, "selector": {"matchLabels": {_APP: name}}}})
     if kube.autoscale is not None:
-        scale = kube.autoscale
-        objects.append({
-            "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(name),
-            "spec": {
-                "scaleTargetRef": {"name": name},
-                "minReplicaCount": scale.min, "maxReplicaCount": scale.max,
-                "pollingInterval": 15, "cooldownPeriod": 300,
-                "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {
-                    # a removed pod takes its sessions with it (env failures, retried elsewhere): go down slowly
-                    "scaleDown": {"stabilizationWindowSeconds": 600, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]},
-                }}},
-                "triggers": [{"type": "prometheus", "metadata": {
-                    "serverAddress": f"http://prometheus.{desc.kubernetes.namespace}.svc:{desc.services['prometheus'].port}",
-                    "query": scale.metric, "threshold": str(scale.per_replica),
-                }}],
-            },
-        })
+        objects.append(_hpa(name, kube.autoscale))
+    if name in _SERVICE_ACCOUNTS:
+        objects += _rbac(name, _SERVICE_ACCOUNTS[name], desc.kubernetes.namespace)
     return objects
+
+
+#: a removed pod's sessions drain, but each removal costs a pod's warm-up later: go down slowly
+_SCALE_DOWN = {"stabilizationWindowSeconds": 600, "policies": [{"type": "Pods", "value": 1, "periodSeconds": 120}]}
+#: demand beyond capacity: double (or add 4 pods) every 30 s rather than Kubernetes' default step
+_SCALE_UP = {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+             "policies": [{"type": "Percent", "value": 100, "periodSeconds": 30}, {"type": "Pods", "value": 4, "periodSeconds": 30}]}
+
+
+def _hpa(name: str, scale: AutoscaleSpec) -> dict[str, Any]:
+    """The fallback autoscaler, without KEDA: the CPU of the service's own container (metrics-server)."""
+    return {
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": _meta(name),
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            "minReplicas": scale.min, "maxReplicas": scale.max,
+            "metrics": [{"type": "ContainerResource", "containerResource": {
+                "name": "cpu", "container": name, "target": {"type": "Utilization", "averageUtilization": scale.cpu_utilization}}}],
+            "behavior": {"scaleDown": _SCALE_DOWN, "scaleUp": _SCALE_UP},
+        },
+    }
+
+
+def _scaled_object(desc: Description, name: str, scale: AutoscaleSpec) -> dict[str, Any]:
+    """KEDA's autoscaler on the session demand query (it makes its own HPA: the fallback is deleted)."""
+    return {
+        "apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject", "metadata": _meta(name),
+        "spec": {
+            "scaleTargetRef": {"name": name},
+            "minReplicaCount": scale.min, "maxReplicaCount": scale.max,
+            "pollingInterval": 15, "cooldownPeriod": 300,
+            "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": _SCALE_DOWN, "scaleUp": _SCALE_UP}}},
+            "triggers": [{"type": "prometheus", "metadata": {
+                "serverAddress": f"http://prometheus.{desc.kubernetes.namespace}.svc:{desc.services['prometheus'].port}",
+                "query": " ".join(scale.metric.split()), "threshold": str(scale.per_replica),
+            }}],
+        },
+    }
+
+
+#: services that call the Kubernetes API, and what they may do in the namespace
+_SERVICE_ACCOUNTS: dict[str, list[dict[str, Any]]] = {
+    # service discovery of the pods to scrape
+    "prometheus": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}],
+    # its own pod's controller.kubernetes.io/pod-deletion-cost (halo.env.podcost); a Role cannot
+    # name a pod it does not know yet, so it may patch the namespace's pods
+    "env": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}],
+}
+
+
+def _rbac(name: str, rules: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(name)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta(name), "rules": rules},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta(name),
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+         "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}]},
+    ]
+
+
+#: services anyone may call (from outside the namespace too): the trainer's API (bearer token
+#: required) and Grafana's UI; every other port admits only the calls deploy/services.yaml names
+_ENTRY_POINTS = ("trainer", "grafana")
+#: where KEDA's operator runs (its default namespace): it asks Prometheus for the env fleet's demand
+_KEDA_NAMESPACE = "keda"
+
+
+def _network_policies(desc: Description, names: list[str]) -> list[dict[str, Any]]:
+    """Ingress: nothing by default; a service's main port from the services that depend on or use it
+    (deploy/services.yaml), its metrics from Prometheus. Egress stays open: the gateway reaches
+    OpenAI/Tinker, vLLM the model hub, the env remote sites when allowed."""
+    def pods(*apps: str) -> list[dict[str, Any]]:
+        return [{"podSelector": {"matchLabels": {_APP: a}}} for a in apps]
+
+    policies: list[dict[str, Any]] = [{
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta("default-deny-ingress"),
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
+    }]
+    for name in names:
+        svc = desc.services[name]
+        main = "grpc" if svc.protocol == "grpc" else "http"
+        callers = sorted(n for n in names if n != name and name in (*desc.services[n].depends_on, *desc.services[n].uses))
+        if name == "prometheus":
+            sources: list[dict[str, Any]] = pods(*callers) + [
+                {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": _KEDA_NAMESPACE}}}]
+        else:
+            sources = pods(*callers)
+        rules: list[dict[str, Any]] = []
+        if name in _ENTRY_POINTS:
+            rules.append({"ports": [{"port": main}]})
+        elif sources:
+            rules.append({"from": sources, "ports": [{"port": main}]})
+        if name != "prometheus":   # scraped: the metrics port, or the main one of a third-party image
+            rules.append({"from": pods("prometheus"), "ports": [{"port": "metrics" if svc.metrics_port is not None else main}]})
+        policies.append({
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(name),
+            "spec": {"podSelector": {"matchLabels": {_APP: name}}, "policyTypes": ["Ingress"], "ingress": rules},
+        })
+    return policies
 
 
 def _prometheus_config(desc: Description) -> dict[str, Any]:
@@ -223,17 +393,23 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
     where = k8s_placement(desc)
     ns = desc.kubernetes.namespace
     files: dict[str, list[dict[str, Any]]] = {
-        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {_APP: ns}}}],
+        # Pod Security admission holds every pod of the namespace to "restricted" (the manifests meet it)
+        "namespace.yaml": [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns, "labels": dict(_PART) | {
+            _APP: ns, "pod-security.kubernetes.io/enforce": "restricted",
+            "pod-security.kubernetes.io/enforce-version": "v" + ".".join(desc.kubernetes.version.split(".")[:2])}}}],
     }
-    stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" for v in s.volumes}
+    stateful = {v for s in desc.services.values() if s.kubernetes.workload == "StatefulSet" or s.kubernetes.sidecar_of
+                for v in s.volumes}   # claims of their own, or the pod's emptyDir
     used = {v for n, s in desc.services.items() if not s.profiles for v in s.volumes} - stateful
     storage = desc.kubernetes.storage
     files["volumes.yaml"] = [{
         "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": _meta(v),
-        "spec": {"accessModes": [storage[v]["access"]], "resources": {"requests": {"storage": storage[v]["size"]}}},
+        "spec": {"accessModes": [storage[v]["access"]], "resources": {"requests": {"storage": storage[v]["size"]}},
+                 # no class: the cluster's default; a user overlay patches in its own (docs)
+                 **({"storageClassName": storage[v]["class"]} if storage[v].get("class") else {})},
     } for v in desc.volumes if v in used]
     for name, svc in desc.services.items():
-        if svc.profiles:
+        if svc.profiles or svc.kubernetes.sidecar_of:
             continue
         files[f"{name}.yaml"] = _workload(desc, name, where, desc.kubernetes.gpu_node_selector)
     for config_name, spec in desc.configs().items():
@@ -241,13 +417,9 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
         files[f"{config_name}-config.yaml"] = [_config_map(f"{config_name}-config", {Path(spec.path).name: text})]
     files["prometheus-config.yaml"] = [
         _config_map("prometheus-config", {"prometheus.yml": yaml.safe_dump(_prometheus_config(desc), sort_keys=False)}),
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta("prometheus")},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": _meta("prometheus"),
-         "rules": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": _meta("prometheus"),
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "prometheus"},
-         "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": ns}]},
     ]
+    workloads = [n for n, svc in desc.services.items() if not svc.profiles and not svc.kubernetes.sidecar_of]
+    files["network-policies.yaml"] = _network_policies(desc, workloads)
     grafana = REPO_ROOT / "deploy" / "grafana"
     files["grafana-config.yaml"] = [
         _config_map("grafana-datasources", {"prometheus.yml": (grafana / "provisioning/datasources/prometheus.yml").read_text()}),
@@ -276,7 +448,7 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     base = _base(desc)
     for file, objects in base.items():
         service = file.removesuffix(".yaml")
-        note = _sizing_note(desc, [service]) if service in desc.services else ""
+        note = _sizing_note(desc, [service, *_sidecars(desc, service)]) if service in desc.services else ""
         out[K8S_ROOT / "base" / file] = _dump_all(objects, note)
     out[K8S_ROOT / "base" / "kustomization.yaml"] = _HEADER + yaml.safe_dump({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
@@ -293,9 +465,25 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
         "namespace": desc.kubernetes.namespace, "resources": ["../../base"], "patches": [gateway_only_embedded],
     }, sort_keys=False)
 
+    scaled = {n: s.kubernetes.autoscale for n, s in desc.services.items() if s.kubernetes.autoscale and not s.profiles}
+    out[K8S_ROOT / "components" / "keda" / "scaledobjects.yaml"] = _dump_all(
+        [_scaled_object(desc, n, a) for n, a in scaled.items()])
+    out[K8S_ROOT / "components" / "keda" / "kustomization.yaml"] = _HEADER + (
+        "# Optional, with KEDA installed (keda.sh): add `components: [../../components/keda]` to an overlay.\n"
+        "# It scales the env fleet on session demand (Prometheus) and deletes the CPU HPA it replaces.\n"
+    ) + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+        "resources": ["scaledobjects.yaml"],
+        "patches": [{"patch": yaml.safe_dump({"$patch": "delete", "apiVersion": "autoscaling/v2",
+                                              "kind": "HorizontalPodAutoscaler", "metadata": {"name": n}}, sort_keys=False)}
+                    for n in scaled],
+    }, sort_keys=False)
+
     where = k8s_placement(desc)
     gpu_names = [n for n, s in desc.services.items() if "gpu" in s.profiles]
     gpu_objects = [o for n in gpu_names for o in _workload(desc, n, where, desc.kubernetes.gpu_node_selector)]
+    gpu_all = [n for n, svc in desc.services.items() if not svc.kubernetes.sidecar_of and (not svc.profiles or n in gpu_names)]
+    gpu_objects += [p for p in _network_policies(desc, gpu_all) if p["metadata"]["name"] in gpu_names]
     out[K8S_ROOT / "overlays" / "gpu" / "vllm.yaml"] = _dump_all(gpu_objects, _sizing_note(desc, gpu_names))
     out[K8S_ROOT / "overlays" / "gpu" / "kustomization.yaml"] = _HEADER + (
         "# kubectl apply -k deploy/k8s/overlays/gpu: base + vLLM on one nvidia.com/gpu of the GPU node pool\n"
@@ -310,3 +498,69 @@ def deployment_files() -> dict[Path, str]:
     """Everything `halo deploy render` writes: compose, Prometheus, config copies and deploy/k8s/."""
     desc = load()
     return {**rendered_files(desc), **rendered_k8s(desc)}
+
+
+# --------------------------------------------------------------------------------------------------
+# halo deploy images: build and push the project's images, and point a kustomization at them
+
+
+def image_stages(desc: Description) -> list[str]:
+    """The Dockerfile stages the manifests run (base, env), in the Dockerfile's order."""
+    return list(dict.fromkeys(s.stage for s in desc.services.values() if s.is_halo))
+
+
+def image_commands(desc: Description, registry: str, tag: str, push: bool = True) -> list[list[str]]:
+    """The docker commands that build (and push) every project image as REGISTRY/halo-STAGE:TAG."""
+    commands = []
+    for stage in image_stages(desc):
+        ref = f"{registry.rstrip('/')}/{image_name(desc, stage)}:{tag}"
+        commands.append(["docker", "build", "-f", desc.image.dockerfile, "--target", stage, "-t", ref, "."])
+        if push:
+            commands.append(["docker", "push", ref])
+    return commands
+
+
+def kustomize_images(desc: Description, registry: str, tag: str) -> list[dict[str, str]]:
+    """A kustomization's `images:`: the manifests' image names -> the pushed ones."""
+    return [{"name": image_name(desc, stage), "newName": f"{registry.rstrip('/')}/{image_name(desc, stage)}", "newTag": tag}
+            for stage in image_stages(desc)]
+
+
+def write_overlay(folder: Path, overlay: str, images: list[dict[str, str]]) -> Path:
+    """`folder`/kustomization.yaml on top of deploy/k8s/overlays/`overlay`, with `images:`. An existing
+    file keeps everything else it says (components, patches, its own resources); only `images:` entries
+    of the project's names are replaced."""
+    path = folder / "kustomization.yaml"
+    base = os.path.relpath(K8S_ROOT / "overlays" / overlay, folder.resolve())
+    body: dict[str, Any] = yaml.safe_load(path.read_text()) if path.exists() else {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": [base]}
+    names = {i["name"] for i in images}
+    body["images"] = [i for i in body.get("images", []) if i.get("name") not in names] + images
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(body, sort_keys=False))
+    return path
+
+
+def images_main(registry: str, tag: str, overlay: str, folder: str, push: bool, dry_run: bool) -> int:
+    """`halo deploy images`: build (and push) the images, then write the overlay that names them."""
+    if not registry or "://" in registry:
+        print(f"halo deploy images: --registry is a registry path such as ghcr.io/me, got {registry!r}")
+        return 2
+    if not tag or tag == "latest" or not all(c.isalnum() or c in "._-" for c in tag):
+        print(f"halo deploy images: --tag must be a fixed tag (letters, digits, . _ -; not 'latest'), got {tag!r}")
+        return 2
+    desc = load()
+    for command in image_commands(desc, registry, tag, push):
+        print("+", shlex.join(command), flush=True)
+        if not dry_run:
+            done = subprocess.run(command, cwd=REPO_ROOT)
+            if done.returncode != 0:
+                print(f"halo deploy images: `{shlex.join(command)}` failed (exit {done.returncode})")
+                return done.returncode
+    images = kustomize_images(desc, registry, tag)
+    if folder:
+        path = write_overlay(Path(folder), overlay, images)
+        print(f"wrote {path}: kubectl apply -k {path.parent}")
+    else:
+        print(yaml.safe_dump({"images": images}, sort_keys=False), end="")
+    return 0

@@ -526,6 +526,15 @@ def build_parser() -> argparse.ArgumentParser:
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
     p_render = deploy_sub.add_parser("render", help="write docker-compose.yml, deploy/prometheus/prometheus.yml and deploy/k8s/")
     p_render.add_argument("--check", action="store_true", help="only check that the committed files are up to date")
+    p_images = deploy_sub.add_parser("images", help="build and push the project's images (docker) and write a "
+                                     "kustomize overlay naming them (halo.cli.k8s)")
+    p_images.add_argument("--registry", required=True, help="where to push, e.g. ghcr.io/me (images REGISTRY/halo-STAGE:TAG)")
+    p_images.add_argument("--tag", required=True, help="a fixed tag, e.g. a git commit or a version")
+    p_images.add_argument("--overlay", default="cpu", choices=["cpu", "gpu"], help="the overlay the written one builds on")
+    p_images.add_argument("--write", default="", metavar="DIR",
+                          help="write DIR/kustomization.yaml (kept and updated when it exists); else print the images: block")
+    p_images.add_argument("--no-push", action="store_true", help="build only")
+    p_images.add_argument("--dry-run", action="store_true", help="print the docker commands, run nothing")
     return parser
 
 
@@ -548,6 +557,10 @@ def main(argv: list[str]) -> int:
         result = check_health(args.target, args.service, args.timeout_s, args.tls_ca)
         print(result)
         return 0 if result == "SERVING" else 1
+    if args.command == "deploy" and args.deploy_command == "images":
+        from halo.cli.k8s import images_main
+
+        return images_main(args.registry, args.tag, args.overlay, args.write, not args.no_push, args.dry_run)
     if args.command == "deploy":
         from halo.cli.k8s import deployment_files   # compose, Prometheus and the kustomize tree
 

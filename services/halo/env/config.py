@@ -37,6 +37,20 @@ class EnvSettings(ServiceSettings):
         description="idle sessions (no call, no KeepAlive) are closed after this many seconds: a killed client's "
         "sessions free the pool quickly; the typed clients keep theirs alive during long model calls",
     )
+    drain_timeout_s: float = Field(
+        0.0, ge=0,
+        description="on SIGTERM: refuse new sessions (UNAVAILABLE, so a fleet client creates them on another replica) "
+        "and keep serving every call of the open sessions until they are closed or this many seconds pass, then "
+        "close the browsers and exit (a second signal exits at once); 0 = exit at once, as on one machine. A pod's "
+        "terminationGracePeriodSeconds must cover it (deploy/k8s sets both)",
+    )
+    pod_name: str = Field(
+        "",
+        description="this pod's name (Kubernetes downward API): when set inside a cluster, the service keeps the pod's "
+        "controller.kubernetes.io/pod-deletion-cost at its number of open sessions, so a scale-down removes the "
+        "emptiest pod (needs RBAC to patch pods; halo.env.podcost)",
+    )
+    pod_namespace: str = Field("", description="this pod's namespace (Kubernetes downward API), with --pod-name")
     max_steps: int = Field(70, ge=1, description="default episode length cap")
     sites_url: str = Field("http://127.0.0.1:8100", description="base URL of the sites server (local replicas)")
     allow_remote: bool = Field(False, description="allow sessions on the remote REAL sites (needs internet)")

@@ -7,6 +7,8 @@ POOL_CAPACITY = Gauge("halo_env_pool_capacity", "max concurrent env sessions")
 SESSIONS_CREATED = Counter("halo_env_sessions_created_total", "sessions created", ["site"])
 SESSIONS_CLOSED = Counter("halo_env_sessions_closed_total", "sessions closed", ["reason"])
 POOL_REJECTIONS = Counter("halo_env_pool_rejections_total", "CreateSession refused because the pool was full")
+#: demand the pool cannot serve yet: with the open sessions and the refusals, what an autoscaler scales on
+CREATES_WAITING = Gauge("halo_env_creates_waiting", "CreateSession calls waiting for a free slot of the pool")
 STEPS = Counter("halo_env_steps_total", "steps executed", ["site", "action", "outcome"])
 STEP_SECONDS = Histogram(
     "halo_env_step_seconds", "Step latency (action + observation)", ["action"],

@@ -7,11 +7,13 @@ import time
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
+from halo.env import podcost
 from halo.env.config import EnvSettings
 from halo.env.observe import ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
 from halo.tasks.registry import TaskRegistry, TaskSpec, default_registry
-from halo.runtime.errors import DeadlineExceeded, InvalidArgument, translate_errors
+from halo.runtime.errors import DeadlineExceeded, InvalidArgument, Unavailable, translate_errors
+from halo.runtime.logging import get_logger
 from halo.runtime.server import ServiceSpec, grpc_service
 from halo.v1 import common_pb2 as cpb
 from halo.v1 import env_pb2 as pb
@@ -92,6 +94,14 @@ def _prime_ttl_s(request: pb.PrimeSessionsRequest) -> float:
     return ttl_s
 
 
+log = get_logger("halo.env.server")
+
+#: CreateSession's refusal while the replica drains: UNAVAILABLE, which a fleet client (halo.client.fleet)
+#: answers by marking the replica not serving and creating the session on the next replica; the
+#: words say so to anyone else reading it
+DRAINING = "draining: this env replica is shutting down and takes no new session; create it on another replica"
+
+
 def _require_session_id(session_id: str) -> str:
     if not session_id:
         raise InvalidArgument("session_id is required")
@@ -101,6 +111,23 @@ def _require_session_id(session_id: str) -> str:
 class EnvServicer(rpc.EnvServiceServicer):
     def __init__(self, manager: SessionManager) -> None:
         self.manager = manager
+        #: set by `drain`: CreateSession refuses (DRAINING), PrimeSessions accepts nothing; every call
+        #: of an open session is served as before
+        self.draining = False
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Take no new session, give up what was prepared ahead (warm contexts, primed sessions), and
+        wait until every open session is closed (True) or `timeout_s` passes (False)."""
+        self.draining = True
+        log.info("env draining", open_sessions=self.manager.active, timeout_s=timeout_s)
+        await self.manager.primed.close()
+        await self.manager.warm.close()
+        idle = await self.manager.wait_idle(timeout_s)
+        if idle:
+            log.info("env drained: every session closed")
+        else:
+            log.warning("env drain timed out: closing the sessions still open", open_sessions=self.manager.active)
+        return idle
 
     @translate_errors
     async def ListTasks(self, request, context):
@@ -113,6 +140,8 @@ class EnvServicer(rpc.EnvServiceServicer):
 
     @translate_errors
     async def CreateSession(self, request, context):
+        if self.draining:
+            raise Unavailable(DRAINING)
         if not request.task_id:
             raise InvalidArgument("task_id is required (see ListTasks)")
         session, obs = await self.manager.create(
@@ -214,6 +243,8 @@ class EnvServicer(rpc.EnvServiceServicer):
             raise InvalidArgument("task_id is required (see ListTasks)")
         if not 1 <= request.count <= PRIME_MAX_COUNT:
             raise InvalidArgument(f"count must be 1..{PRIME_MAX_COUNT}, got {request.count}")
+        if self.draining:   # a hint, not a create: nothing is prepared here, the creates go elsewhere
+            return pb.PrimeSessionsResponse(accepted=0)
         accepted = self.manager.prime(
             request.task_id, request.seed, _source(request.source), request.run_id,
             observe_options(request.observation), request.count, _prime_ttl_s(request),
@@ -227,6 +258,21 @@ class EnvServicer(rpc.EnvServiceServicer):
 
 def build_service(settings: EnvSettings, registry: TaskRegistry | None = None) -> ServiceSpec:
     manager = SessionManager(settings, registry or default_registry())
+    servicer = EnvServicer(manager)
+    cost = podcost.for_pod(settings.pod_namespace, settings.pod_name, lambda: manager.active)
+
+    async def start() -> None:
+        await manager.start()
+        if cost is not None:
+            cost.start()
+
+    async def stop() -> None:
+        if cost is not None:
+            await cost.close()
+        await manager.close()
+
+    async def drain() -> None:
+        await servicer.drain(settings.drain_timeout_s)
+
     return grpc_service("env", pb.DESCRIPTOR.services_by_name["EnvService"], rpc.add_EnvServiceServicer_to_server,
-                        EnvServicer(manager), manager, on_start=manager.start, on_stop=manager.close,
-                        readiness=manager.readiness)
+                        servicer, manager, on_start=start, on_stop=stop, readiness=manager.readiness, drain=drain)

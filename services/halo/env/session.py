@@ -196,6 +196,17 @@ class SessionManager:
             await self.close_session(session_id, reason="shutdown")
         await self.pool.close()
 
+    async def wait_idle(self, timeout_s: float, poll_s: float = 0.1) -> bool:
+        """Wait until no session is open and no CreateSession is under way (True), or `timeout_s`
+        passes (False). A drain waits on it: held sessions end by CloseSession, the idle TTL, or
+        an environment failure, and every call of theirs is served meanwhile."""
+        deadline = time.monotonic() + timeout_s
+        while self._sessions or self._creating:
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(poll_s)
+        return True
+
     async def _reap_forever(self) -> None:
         interval = max(0.05, min(30.0, self.settings.session_ttl_s / 4))
         while True:
@@ -271,6 +282,7 @@ class SessionManager:
         if prepared is None and not have_slot:
             if self._slots.locked():
                 self.primed.evict()   # the pool is full: a primed session of another key gives its slot up
+            metrics.CREATES_WAITING.inc()
             try:
                 await acquire_within(self._slots, self.settings.acquire_timeout_s)
             except TimeoutError:
@@ -279,6 +291,8 @@ class SessionManager:
                     f"all {self.settings.pool_size} sessions are in use (waited {self.settings.acquire_timeout_s:g}s); "
                     "close sessions or raise --pool-size"
                 ) from None
+            finally:
+                metrics.CREATES_WAITING.dec()
         timings.slot_s = clock.lap()
         if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
             session = prepared.session

@@ -2,9 +2,14 @@
 
 grpc.aio on uvloop, gRPC health checking and server reflection, Prometheus metrics over HTTP,
 optional TLS (`tls_cert` + `tls_key`; the metrics endpoint stays plain HTTP) and bearer-token
-auth, and graceful shutdown: on SIGTERM/SIGINT the health status turns NOT_SERVING, in-flight
-calls get `shutdown_grace_s` to finish, then the service's own `on_stop` (closing browsers,
-flushing runs) runs.
+auth, and graceful shutdown: on SIGTERM/SIGINT the health status turns NOT_SERVING, a service
+with a `drain` finishes the work it holds while every call is still served (a second signal cuts
+the drain short), then in-flight calls get `shutdown_grace_s` to finish, then the service's own
+`on_stop` (closing browsers, flushing runs) runs.
+
+Health names: "" and the service's own names turn NOT_SERVING when the shutdown starts (a fleet
+client or a readiness probe sends nothing new); `LIVENESS_SERVICE` stays SERVING until the server
+stops, so a liveness probe does not restart a process that is draining.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from halo.runtime.validation import EnumValidationInterceptor
 log = get_logger("halo.runtime")
 
 HEALTH_SERVICE = "grpc.health.v1.Health"
+#: the health name a liveness probe asks: SERVING from start until the server stops, drain included
+LIVENESS_SERVICE = "liveness"
 
 
 @dataclass
@@ -44,18 +51,22 @@ class ServiceSpec:
     #: it sets the health status of the service's gRPC names (readiness: the env service without its
     #: sites server), while the process's own status "" stays SERVING (liveness: it is up)
     readiness: Callable[[], Awaitable[str]] | None = None
+    #: on SIGTERM/SIGINT, while the server still serves every call: stop taking new work (the
+    #: service refuses it itself) and return once the work held is done or the service's own
+    #: timeout passed; the server then stops as any other
+    drain: Callable[[], Awaitable[None]] | None = None
 
 
 def grpc_service(
     name: str, service: Any, add_servicer: Callable[[Any, grpc.aio.Server], None], servicer: Any, core: Any, *,
     on_start: Callable[[], Awaitable[None]] | None = None, on_stop: Callable[[], Awaitable[None]] | None = None,
-    readiness: Callable[[], Awaitable[str]] | None = None,
+    readiness: Callable[[], Awaitable[str]] | None = None, drain: Callable[[], Awaitable[None]] | None = None,
 ) -> ServiceSpec:
     """The ServiceSpec of one gRPC service: `service` is its descriptor (`pb.DESCRIPTOR.services_by_name[...]`),
     `add_servicer` the generated `add_…Servicer_to_server`. Every HALO server's `build_service` ends here."""
     return ServiceSpec(
         name=name, grpc_service_names=[service.full_name], register=lambda server: add_servicer(servicer, server),
-        on_start=on_start, on_stop=on_stop, core=core, readiness=readiness,
+        on_start=on_start, on_stop=on_stop, core=core, readiness=readiness, drain=drain,
     )
 
 
@@ -110,6 +121,20 @@ class RunningService:
     def target(self) -> str:
         return f"{self.settings.host}:{self.port}"
 
+    async def not_serving(self) -> None:
+        """NOT_SERVING on "" and the service's names (readiness tracking ends); liveness stays SERVING."""
+        if self._readiness is not None:
+            self._readiness.cancel()
+        for name in ("", *self.spec.grpc_service_names):
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+
+    async def drain(self) -> None:
+        """NOT_SERVING, then the service's own drain (nothing more for a service without one)."""
+        log.info("service draining", service=self.spec.name)
+        await self.not_serving()
+        if self.spec.drain is not None:
+            await self.spec.drain()
+
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, drain in-flight calls, then the service's on_stop."""
         if self._stopped:
@@ -163,7 +188,7 @@ async def start_service(spec: ServiceSpec, settings: ServiceSettings) -> Running
         httpd, _thread = start_http_server(settings.metrics_port, addr=settings.host)
         metrics_port = httpd.server_address[1]
 
-    for name in ("", *spec.grpc_service_names):
+    for name in ("", LIVENESS_SERVICE, *spec.grpc_service_names):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     log.info("service started", service=spec.name, grpc=f"{settings.host}:{port}",
              tls=credentials is not None, auth=bool(settings.auth_token), metrics_port=metrics_port)
@@ -202,18 +227,30 @@ async def _track_readiness(spec: ServiceSpec, health_servicer: health.aio.Health
 
 
 async def serve_until_signalled(spec: ServiceSpec, settings: ServiceSettings) -> None:
-    """Run a service until SIGTERM/SIGINT, then shut it down gracefully."""
+    """Run a service until SIGTERM/SIGINT, drain it (`spec.drain`; a second signal cuts the drain
+    short), then shut it down gracefully."""
     running = await start_service(spec, settings)
-    stop = asyncio.Event()
+    signals = asyncio.Queue[int]()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
+        loop.add_signal_handler(sig, signals.put_nowait, sig)
     waiter = asyncio.create_task(running.wait())
-    signalled = asyncio.create_task(stop.wait())
-    await asyncio.wait({waiter, signalled}, return_when=asyncio.FIRST_COMPLETED)
-    await running.stop()
-    waiter.cancel()
-    signalled.cancel()
+    signalled = asyncio.create_task(signals.get())
+    try:
+        await asyncio.wait({waiter, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        if signalled.done() and spec.drain is not None:
+            draining = asyncio.create_task(running.drain())
+            again = asyncio.create_task(signals.get())
+            await asyncio.wait({draining, again, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if not draining.done():
+                log.warning("drain cut short", service=spec.name, by="signal" if again.done() else "server ended")
+            for task in (draining, again):
+                task.cancel()
+            await asyncio.gather(draining, again, return_exceptions=True)
+        await running.stop()
+    finally:
+        waiter.cancel()
+        signalled.cancel()
 
 
 def run(spec_factory: Callable[[ServiceSettings], ServiceSpec], settings: ServiceSettings) -> None:
