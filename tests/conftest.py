@@ -77,11 +77,31 @@ HEAVY_FIXTURES = frozenset({
 })
 
 
+#: Modules whose tests start browsers, services, builds or `halo` processes of their own (no fixture
+#: says so): left out of the fast tier too.
+HEAVY_MODULES = frozenset({
+    "tests/env/test_pool.py", "tests/env/test_fleet_client.py", "tests/env/test_env_bench.py",
+    "tests/env/test_leak_bench.py", "tests/env/test_observe.py", "tests/env/test_navigation.py",
+    "tests/env/test_episode_integrity.py", "tests/env/test_env_drain.py", "tests/env/test_clicks_bench.py",
+    "tests/env/test_load.py", "tests/env/test_finish_reset.py", "tests/env/test_wedged_page.py",
+    "tests/security/test_tls.py", "tests/deploy/test_launcher.py", "tests/deploy/test_other_languages.py",
+    "tests/deploy/test_go_client.py", "tests/deploy/test_k8s.py", "tests/deploy/test_compose_up.py",
+    "tests/trainer/test_real_curriculum.py", "tests/trainer/test_train_interrupt.py", "tests/trainer/test_grpo.py",
+    "tests/trainer/test_train_cli.py", "tests/trainer/test_env_fleet.py", "tests/trainer/test_env_service_chaos.py",
+    "tests/fuzz/test_rpc_fuzz.py", "tests/mcts/test_mcts_tinker.py", "tests/mcts/test_mcts_trainer.py",
+    "tests/tinker/test_gateway_sampling.py", "tests/policy/test_live.py", "tests/policy/test_candidate_inputs.py",
+    "tests/reward/test_judge_and_cli.py",
+})
+
+
 def _deselect_heavy(config, items) -> None:
     """The edit loop's tier: only tests that need no browser, service stack or engine."""
     keep, dropped = [], []
+    root = str(config.rootpath)
     for item in items:
-        heavy = HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("slow")
+        module = os.path.relpath(str(item.path), root)
+        heavy = (HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("slow")
+                 or module in HEAVY_MODULES or module.startswith(("tests/lora/", "tests/tinker_server/")))
         (dropped if heavy else keep).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
