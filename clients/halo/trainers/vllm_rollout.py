@@ -164,7 +164,9 @@ class GatewayPolicy(TokenCompleter):
         tokens = 0
         try:
             response = await self.gateway.sample(
-                self.route, input=pending.context, n=1, temperature=self.temperature,
+                # top_p 1: the learner scores the untruncated softmax(logits / T); the gateway pins
+                # every other sampling field of a vLLM route to its neutral value
+                self.route, input=pending.context, n=1, temperature=self.temperature, top_p=1.0,
                 max_tokens=min(self.max_tokens, max_tokens or self.max_tokens),
                 seed=(self.seed * 1_000_003 + self._calls) or 1, logprobs=True, adapter=self.adapter,
                 action_format=options.action_format,
