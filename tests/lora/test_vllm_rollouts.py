@@ -61,7 +61,9 @@ async def test_learner_logprobs_match_vllms_and_a_step_changes_vllms_outputs(vll
         advantages = [1.5, -0.5, -0.5, -0.5]
         data = [datum_from_completion(prompt, list(c.token_ids), list(c.logprobs), a) for c, a in zip(response.candidates, advantages)]
         result = learner.forward_backward(data, "importance_sampling")
-        assert abs(result.metrics["mean_ratio"] - 1.0) < PARITY_TOLERANCE
+        metrics = result.metrics
+        assert 1 - PARITY_TOLERANCE < metrics["sampler_ratio/min"] <= metrics["sampler_ratio/max"] < 1 + PARITY_TOLERANCE
+        assert metrics["sampler_ratio/frac_capped"] == 0 and abs(metrics["kl_sampler_learner_k3"]) < 1e-6
         learner.optim_step()
 
         await policy.load_adapter(ROUTE, "parity-v1", path=str(learner.save_adapter(tmp_path / "v1").resolve()))

@@ -8,8 +8,10 @@ Same data, same losses as the Tinker backend, computed locally:
   shifted by one, with `target_tokens`, the sampler's `logprobs` and per-token `advantages`;
 - `forward_backward(data, loss_fn)` computes Tinker's documented losses token-wise and summed:
   importance_sampling `-(p/q)·A`, ppo `-min(r·A, clip(r, 0.8, 1.2)·A)`, cispo
-  `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`; `optim_step()` is Adam
-  (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
+  `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`, by default with the
+  sampler correction truncated (`tis_cap`, lora_model.rl_loss: w = min(p/q, 2) detached, the
+  clip against the proximal policy) and the step's mismatch metrics (`off_policy_metrics`);
+  `optim_step()` is Adam (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
 - `save_adapter(folder)` writes a PEFT adapter (adapter_config.json + adapter_model.safetensors),
   which vLLM loads as a runtime LoRA (the gateway's LoadAdapter with `path=folder`) and which
   `PeftSampler` (the CPU stand-in for vLLM, used in tests) loads with `PeftModel.from_pretrained`.
@@ -62,6 +64,29 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 # ---------------------------------------------------------------------------------- learner
 
+#: The truncated importance-sampling cap of a local_lora run (extra.tis_cap; 0 = Tinker's exact
+#: losses, ratios against the sampler, no cap): 2, as in Yao et al. 2025 and verl's rollout IS default.
+DEFAULT_TIS_CAP = 2.0
+
+
+def off_policy_metrics(terms: Sequence[Any]) -> dict[str, float]:
+    """A step's sampler/learner mismatch over its trained tokens: the ratio learner/sampler
+    (mean, min, max; `mean_ratio` is the mean too), the fraction of tokens whose truncated-IS
+    weight hit the cap and whose PPO/CISPO clip was active, and the k3 estimate of
+    KL(sampler || learner) (Schulman 2020; prime-rl and verl log the same)."""
+    if not terms:
+        return {}
+    ratio = torch.cat([t.ratio.float().cpu() for t in terms])
+    capped = torch.cat([t.capped.cpu() for t in terms]).float()
+    clipped = torch.cat([t.clipped.cpu() for t in terms]).float()
+    k3 = torch.cat([t.kl_k3.float().cpu() for t in terms])
+    return {
+        "mean_ratio": float(ratio.mean()), "sampler_ratio/mean": float(ratio.mean()),
+        "sampler_ratio/min": float(ratio.min()), "sampler_ratio/max": float(ratio.max()),
+        "sampler_ratio/frac_capped": float(capped.mean()), "policy_ratio/frac_clipped": float(clipped.mean()),
+        "kl_sampler_learner_k3": float(k3.mean()),
+    }
+
 @dataclass
 class StepResult:
     loss: float
@@ -76,11 +101,15 @@ class LoraLearner:
         self, model_dir: str | Path, *, rank: int = 32, alpha: int | None = None, learning_rate: float = 1e-6,
         target_modules: str | list[str] = DEFAULT_TARGET_MODULES, temperature: float = 1.0, seed: int = 0,
         dtype: torch.dtype | None = None, device: str = "cpu", adapter: str | Path | None = None,
+        tis_cap: float | None = DEFAULT_TIS_CAP,
     ) -> None:
         from peft import LoraConfig, PeftModel, get_peft_model
 
         torch.manual_seed(seed)
         self.model_dir, self.device, self.temperature = str(model_dir), device, temperature
+        if tis_cap is not None and not tis_cap > 0:
+            raise ValueError(f"tis_cap must be > 0 (None: Tinker's losses, no cap), got {tis_cap}")
+        self.tis_cap = tis_cap
         self.tokenizer, self.image_processor = load_processors(model_dir)
         base = load_base_model(model_dir, dtype, device)
         self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
@@ -121,7 +150,7 @@ class LoraLearner:
         """Accumulate the gradient of the summed loss over `data` (one datum at a time)."""
         if loss_fn not in LOSS_FUNCTIONS:
             raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
-        total, ratios, out = 0.0, [], []
+        total, terms_seen, out = 0.0, [], []
         tokens_trained = 0
         for datum in data:
             targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
@@ -140,16 +169,13 @@ class LoraLearner:
                 continue
             index = active.nonzero().squeeze(-1).to(self.device)
             terms = rl_loss(loss_fn, target_lp[index], sampling.to(self.device)[index],
-                            advantages.to(self.device)[index], None, loss_fn_config)
+                            advantages.to(self.device)[index], None, loss_fn_config, tis_cap=self.tis_cap)
             if terms.loss.requires_grad:
                 terms.loss.backward()
             total += float(terms.loss.detach())
-            ratios.append(terms.ratio.cpu())
+            terms_seen.append(terms)
             tokens_trained += int(active.sum())
-        metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)}
-        if ratios:
-            all_ratios = torch.cat(ratios)
-            metrics["mean_ratio"] = float(all_ratios.mean())
+        metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)} | off_policy_metrics(terms_seen)
         return StepResult(total, out, metrics)
 
     def optim_step(self, learning_rate: float | None = None, grad_clip_norm: float = 0.0) -> dict[str, float]:
@@ -195,6 +221,17 @@ class LoraLearner:
 
 # ------------------------------------------------------------------- the local_lora trainer
 
+def tis_cap_for(extra: dict[str, Any]) -> float | None:
+    """extra.tis_cap: the truncated-IS cap (DEFAULT_TIS_CAP when unset; 0 turns it off)."""
+    try:
+        cap = float(extra.get("tis_cap", DEFAULT_TIS_CAP))
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"extra.tis_cap must be a number, got {extra.get('tis_cap')!r}") from None
+    if cap < 0 or cap != cap:
+        raise InvalidArgument(f"extra.tis_cap must be >= 0 (0: no cap, Tinker's exact losses), got {cap}")
+    return cap or None
+
+
 async def train_local_lora(ctx: Any) -> None:
     """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).
 
@@ -233,7 +270,7 @@ async def train_local_lora(ctx: Any) -> None:
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
         LoraLearner, model_dir, rank=spec.lora_rank, learning_rate=spec.learning_rate, temperature=spec.temperature,
-        seed=spec.seed, dtype=dtype, device=device,
+        seed=spec.seed, dtype=dtype, device=device, tis_cap=tis_cap_for(extra),
     )
     if ctx.last_checkpoint is not None:
         await asyncio.to_thread(learner.load, ctx.last_checkpoint)
