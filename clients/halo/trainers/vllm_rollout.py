@@ -182,6 +182,8 @@ class GatewayPolicy(TokenCompleter):
         finally:
             self.clock.exit(tokens)
         try:
+            if response.adapter != self.adapter:   # the version metrics say what answered, not what was asked
+                raise ValueError(f"asked for adapter {self.adapter!r}, the gateway sampled {response.adapter!r}")
             if not candidate.token_ids or len(candidate.logprobs) != len(candidate.token_ids) or not response.prompt_token_ids:
                 raise ValueError("no token ids / logprobs in the answer: is it a vLLM route?")
             images = [p for m in build_prompt(pending.context, options).messages for p in m.parts if isinstance(p, ImagePart)]
