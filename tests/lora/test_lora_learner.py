@@ -247,3 +247,57 @@ def test_image_token_counts_must_match_the_renderer(tiny_dir, prompt):
     wrong = tinker.ModelInput(chunks=[tinker.types.ImageChunk(data=image.data, format="jpeg", expected_tokens=image.expected_tokens + 1)])
     with pytest.raises(ValueError, match="image token counts differ"):
         inputs.encode(wrong)
+
+
+def _grads(learner: LoraLearner) -> torch.Tensor:
+    return torch.cat([p.grad.flatten() for p in learner.trainable_parameters() if p.grad is not None])
+
+
+def test_micro_batches_and_gradient_checkpointing_give_the_per_datum_gradient(tiny_dir, prompt, group):
+    """Several datums in one padded forward (the default budget holds the whole group), one datum per
+    forward, and with gradient checkpointing: the same loss, logprobs and gradient (float32)."""
+    samples, advantages = group
+    data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, advantages)]
+    runs = {}
+    for name, options in {"batched": {}, "one_by_one": {"micro_batch_tokens": 1},
+                          "checkpointed": {"gradient_checkpointing": True, "micro_batch_tokens": 2 * prompt.length + 40}}.items():
+        learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0, **options)
+        lengths = [d.model_input.length for d in data]
+        runs[name] = (learner.forward_backward(data, "ppo"), _grads(learner), len(learner.micro_batches(lengths)))
+    assert [n for _, _, n in runs.values()] == [1, 4, 2]
+    (base, base_grad, _) = runs["batched"]
+    assert base_grad.abs().max() > 0
+    for name in ("one_by_one", "checkpointed"):
+        result, grad, _ = runs[name]
+        assert result.loss == pytest.approx(base.loss, rel=1e-5, abs=1e-5), name
+        assert torch.allclose(grad, base_grad, rtol=1e-4, atol=1e-6), (name, float((grad - base_grad).abs().max()))
+        for mine, theirs in zip(result.logprobs, base.logprobs):
+            assert torch.allclose(mine, theirs, atol=1e-5, equal_nan=True), name
+    # only the completion went through the LM head: NaN at the prompt's positions
+    assert bool(base.logprobs[0][: prompt.length - 1].isnan().all()) and not bool(base.logprobs[0][-1].isnan())
+
+
+def test_the_gradient_norm_is_clipped_to_1_by_default(tiny_dir, prompt, group):
+    samples, _ = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0)
+    assert learner.grad_clip_norm == 1.0
+    before = [p.detach().clone() for p in learner.trainable_parameters()]
+    learner.optimizer = torch.optim.SGD(learner.trainable_parameters(), lr=1.0)   # the step is the clipped gradient
+    learner.forward_backward([datum_from_completion(prompt, samples[0].tokens, samples[0].logprobs, 50.0)])
+    norm = learner.optim_step()["grad_norm"]
+    moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(learner.trainable_parameters(), before)]).norm()
+    assert norm > 2 and float(moved) == pytest.approx(1.0, rel=1e-3), (norm, float(moved))
+
+
+def test_a_bfloat16_learner_scores_with_float32_logits(tiny_dir, prompt, group):
+    samples, _ = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0, dtype=torch.bfloat16)
+    inputs = learner.inputs.encode(prompt, extra_tokens=samples[0].tokens[:-1])
+    with torch.no_grad():
+        hidden = learner._hidden(inputs)[0, -len(samples[0].tokens):]
+        logits = learner._logits(hidden)
+        head = learner.model.get_base_model().lm_head
+        exact = hidden.float() @ head.weight.float().T
+        rounded = head(hidden).float()
+    assert hidden.dtype == torch.bfloat16 and logits.dtype == torch.float32
+    assert torch.allclose(logits, exact, atol=1e-5) and not torch.equal(logits, rounded)

@@ -66,6 +66,29 @@ class QwenVLInputs:
         return out
 
 
+    def encode_batch(self, model_inputs: Sequence[tinker.ModelInput], device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+        """Several ModelInputs as one right-padded batch (attention_mask 0 on the padding; the
+        images of all rows in row order, as the processor batches them): one forward for a
+        micro-batch of datums. Right padding leaves every real position's causal context as it is alone."""
+        rows = [self.encode(m, device=device) for m in model_inputs]
+        if len(rows) == 1:
+            return rows[0]
+        width = max(r["input_ids"].shape[1] for r in rows)
+
+        def padded(key: str, value: int) -> torch.Tensor:
+            return torch.cat([torch.nn.functional.pad(r[key], (0, width - r[key].shape[1]), value=value) for r in rows])
+
+        out = {"input_ids": padded("input_ids", 0), "attention_mask": padded("attention_mask", 0)}
+        with_images = [r for r in rows if "pixel_values" in r]
+        if with_images:
+            out["pixel_values"] = torch.cat([r["pixel_values"] for r in with_images])
+            out["image_grid_thw"] = torch.cat([r["image_grid_thw"] for r in with_images])
+            for r in rows:
+                r.setdefault("mm_token_type_ids", torch.zeros_like(r["input_ids"], dtype=torch.int))
+            out["mm_token_type_ids"] = padded("mm_token_type_ids", 0)
+        return out
+
+
 def load_processors(model_dir: str | Path) -> tuple[Any, Any]:
     # tinker-cookbook's loaders: the same tokenizer and image processor its renderer uses (and
     # the one import path of AutoImageProcessor that works without torchvision)
