@@ -31,8 +31,9 @@ def random_adapter(model_dir: str, folder: Path, seed: int = 0, rank: int = 4) -
 
 class RecordingProxy:
     """A pass-through HTTP proxy in front of a real vLLM that records the JSON body of every POST
-    (`requests`, `path` included): a test sees what the gateway asked vLLM for (which model or
-    adapter name) while the real server answers everything. Not a fake: every answer is vLLM's."""
+    (`requests`, `path` included, and for a chat completion the model vLLM's answer names, `served`):
+    a test sees what the gateway asked vLLM for (which model or adapter name) and what answered,
+    while the real server answers everything. Not a fake: every answer is vLLM's."""
 
     def __init__(self, upstream: str) -> None:
         self.upstream = upstream.rstrip("/").removesuffix("/v1")
@@ -56,16 +57,23 @@ class RecordingProxy:
         client = httpx.AsyncClient(base_url=self.upstream, timeout=300, limits=httpx.Limits(max_keepalive_connections=0))
 
         async def forward(request: Request) -> Response:
+            import json
+
             body = await request.body()
+            record = None
             if request.method == "POST" and body:
                 try:
-                    import json
-
-                    self.requests.append({"path": request.url.path, **{k: v for k, v in json.loads(body).items() if k != "messages"}})
+                    record = {"path": request.url.path, **{k: v for k, v in json.loads(body).items() if k != "messages"}}
+                    self.requests.append(record)
                 except ValueError:
                     pass
             upstream = await client.request(request.method, request.url.path, params=request.query_params, content=body,
                                             headers={"content-type": request.headers.get("content-type", "application/json")})
+            if record is not None and record["path"].endswith("/chat/completions") and upstream.status_code == 200:
+                try:   # the model vLLM says answered (an adapter's name when it served one)
+                    record["served"] = json.loads(upstream.content).get("model")
+                except ValueError:
+                    pass
             return Response(upstream.content, status_code=upstream.status_code,
                             media_type=upstream.headers.get("content-type"))
 

@@ -267,8 +267,11 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need():
     flags = dict(f.split("=", 1) if "=" in f else (f, "") for f in vllm["command"])
     # exactly these flags: each one something the gateway or the trainer relies on
     assert set(flags) == {"--model", "--served-model-name", "--host", "--port", "--enable-lora", "--max-lora-rank",
-                          "--max-loras", "--logprobs-mode", "--max-model-len", "--limit-mm-per-prompt"}, sorted(flags)
+                          "--max-loras", "--logprobs-mode", "--generation-config", "--max-model-len",
+                          "--limit-mm-per-prompt"}, sorted(flags)
     assert flags["--served-model-name"] == VLLM_SERVED_MODEL and flags["--logprobs-mode"] == "processed_logprobs"
+    # vLLM's neutral sampling defaults, never the checkpoint's (Qwen3-VL-Instruct's top_k 20, top_p 0.8)
+    assert flags["--generation-config"] == "vllm"
     assert int(flags["--max-lora-rank"]) >= RunSpec().lora_rank        # a default run's adapter loads
     assert int(flags["--max-loras"]) >= 3          # K+1 adapter versions of an async run (K=2) at once
     assert vllm["environment"]["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
@@ -283,6 +286,7 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need():
     for flag in ("--enable-lora", "--logprobs-mode", "--served-model-name", "--max-lora-rank"):
         assert flag in local
     assert local[local.index("--logprobs-mode") + 1] == flags["--logprobs-mode"]
+    assert local[local.index("--generation-config") + 1] == flags["--generation-config"]
     assert vllm_local.environment("/models/x")["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
 
 

@@ -6,6 +6,8 @@ ImageChunk); completions are really sampled by PeftSampler (the CPU stand-in for
 
 from __future__ import annotations
 
+import math
+
 import json
 from pathlib import Path
 
@@ -95,6 +97,59 @@ def test_tinkers_losses_token_wise():
     assert torch.allclose(target.grad, -(clipped * adv))
     with pytest.raises(ValueError):
         rl_loss("reinforce", target, sampled, adv)
+
+
+def test_truncated_importance_sampling_caps_the_sampler_correction_and_clips_only_against_the_proximal_policy():
+    target = torch.tensor([-1.0, -2.0, -0.5, -0.2], requires_grad=True)
+    sampled = torch.tensor([-1.0, -1.5, -1.0, -2.0])       # p/q = 1, e^-0.5, e^0.5, e^1.8 (over the cap)
+    adv = torch.tensor([1.0, -1.0, 2.0, 1.0])
+    behaviour = (target.detach() - sampled).exp()
+    weight = behaviour.clamp(max=2.0)
+    terms = rl_loss("importance_sampling", target, sampled, adv, tis_cap=2.0)
+    # in value -w·A (r = 1), below the cap Tinker's -(p/q)·A; the gradient is -w·A per token
+    assert terms.loss.item() == pytest.approx(float(-(weight * adv).sum()))
+    terms.loss.backward()
+    assert torch.allclose(target.grad, -(weight * adv))
+    assert terms.capped.tolist() == [False, False, False, True] and torch.allclose(terms.ratio, behaviour)
+    k3 = behaviour - 1 - (target.detach() - sampled)
+    assert torch.allclose(terms.kl_k3, k3) and terms.kl_k3[0] == 0 and bool((terms.kl_k3[1:] > 0).all())
+    # Tinker's ppo clips p/q (all three tokens away from 1 here); with the cap, the clip is against the proximal policy
+    # (the learner's weights at the step's start): inactive in the step's one update
+    tinker_ppo = rl_loss("ppo", target, sampled, adv)
+    assert tinker_ppo.clipped.tolist() == [False, True, True, True]
+    capped_ppo = rl_loss("ppo", target, sampled, adv, tis_cap=2.0)
+    assert not capped_ppo.clipped.any() and capped_ppo.loss.item() == pytest.approx(terms.loss.item())
+    target.grad = None
+    rl_loss("cispo", target, sampled, adv, tis_cap=2.0).loss.backward()
+    assert torch.allclose(target.grad, -(weight * adv))
+    # dro has no ratio to correct (its penalty anchors it to the sampler): the same loss either way
+    assert rl_loss("dro", target, sampled, adv, tis_cap=2.0).loss.item() == pytest.approx(rl_loss("dro", target, sampled, adv).loss.item())
+    with pytest.raises(ValueError, match="tis_cap"):
+        rl_loss("ppo", target, sampled, adv, tis_cap=0.0)
+
+
+def test_a_step_reports_the_sampler_learner_mismatch(tiny_dir, prompt, group):
+    """Datums whose sampler logprobs are not the learner's (a stale or differently computed
+    sampler): the step's metrics show the ratio's spread, the capped fraction and the k3 KL; on
+    the learner's own logprobs they read 1, 0 and 0."""
+    samples, advantages = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0)
+    own = [datum_from_completion(prompt, s.tokens, learner.completion_logprobs(prompt, s.tokens).tolist(), a)
+           for s, a in zip(samples[:2], advantages)]
+    on = learner.forward_backward(own, "ppo").metrics
+    assert on["sampler_ratio/min"] == pytest.approx(1.0, abs=1e-5) and on["sampler_ratio/max"] == pytest.approx(1.0, abs=1e-5)
+    assert on["sampler_ratio/frac_capped"] == 0 and on["policy_ratio/frac_clipped"] == 0
+    assert abs(on["kl_sampler_learner_k3"]) < 1e-8
+    # the sampler gave alternate tokens 1.5 nats less (ratio e^1.5 > 2: capped) and 0.5 more
+    shifted = [datum_from_completion(prompt, s.tokens, [lp + (-1.5 if i % 2 == 0 else 0.5) for i, lp in
+                                                         enumerate(learner.completion_logprobs(prompt, s.tokens).tolist())], a)
+               for s, a in zip(samples[:2], advantages)]
+    learner.optimizer.zero_grad()
+    off = learner.forward_backward(shifted, "ppo").metrics
+    assert off["sampler_ratio/max"] == pytest.approx(math.exp(1.5), rel=1e-4)
+    assert off["sampler_ratio/min"] == pytest.approx(math.exp(-0.5), rel=1e-4)
+    assert 0.4 < off["sampler_ratio/frac_capped"] < 0.6 and off["policy_ratio/frac_clipped"] == 0
+    assert off["kl_sampler_learner_k3"] > 0.5
 
 
 @pytest.fixture(scope="module")
@@ -192,3 +247,57 @@ def test_image_token_counts_must_match_the_renderer(tiny_dir, prompt):
     wrong = tinker.ModelInput(chunks=[tinker.types.ImageChunk(data=image.data, format="jpeg", expected_tokens=image.expected_tokens + 1)])
     with pytest.raises(ValueError, match="image token counts differ"):
         inputs.encode(wrong)
+
+
+def _grads(learner: LoraLearner) -> torch.Tensor:
+    return torch.cat([p.grad.flatten() for p in learner.trainable_parameters() if p.grad is not None])
+
+
+def test_micro_batches_and_gradient_checkpointing_give_the_per_datum_gradient(tiny_dir, prompt, group):
+    """Several datums in one padded forward (the default budget holds the whole group), one datum per
+    forward, and with gradient checkpointing: the same loss, logprobs and gradient (float32)."""
+    samples, advantages = group
+    data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, advantages)]
+    runs = {}
+    for name, options in {"batched": {}, "one_by_one": {"micro_batch_tokens": 1},
+                          "checkpointed": {"gradient_checkpointing": True, "micro_batch_tokens": 2 * prompt.length + 40}}.items():
+        learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0, **options)
+        lengths = [d.model_input.length for d in data]
+        runs[name] = (learner.forward_backward(data, "ppo"), _grads(learner), len(learner.micro_batches(lengths)))
+    assert [n for _, _, n in runs.values()] == [1, 4, 2]
+    (base, base_grad, _) = runs["batched"]
+    assert base_grad.abs().max() > 0
+    for name in ("one_by_one", "checkpointed"):
+        result, grad, _ = runs[name]
+        assert result.loss == pytest.approx(base.loss, rel=1e-5, abs=1e-5), name
+        assert torch.allclose(grad, base_grad, rtol=1e-4, atol=1e-6), (name, float((grad - base_grad).abs().max()))
+        for mine, theirs in zip(result.logprobs, base.logprobs):
+            assert torch.allclose(mine, theirs, atol=1e-5, equal_nan=True), name
+    # only the completion went through the LM head: NaN at the prompt's positions
+    assert bool(base.logprobs[0][: prompt.length - 1].isnan().all()) and not bool(base.logprobs[0][-1].isnan())
+
+
+def test_the_gradient_norm_is_clipped_to_1_by_default(tiny_dir, prompt, group):
+    samples, _ = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0)
+    assert learner.grad_clip_norm == 1.0
+    before = [p.detach().clone() for p in learner.trainable_parameters()]
+    learner.optimizer = torch.optim.SGD(learner.trainable_parameters(), lr=1.0)   # the step is the clipped gradient
+    learner.forward_backward([datum_from_completion(prompt, samples[0].tokens, samples[0].logprobs, 50.0)])
+    norm = learner.optim_step()["grad_norm"]
+    moved = torch.cat([(p.detach() - b).flatten() for p, b in zip(learner.trainable_parameters(), before)]).norm()
+    assert norm > 2 and float(moved) == pytest.approx(1.0, rel=1e-3), (norm, float(moved))
+
+
+def test_a_bfloat16_learner_scores_with_float32_logits(tiny_dir, prompt, group):
+    samples, _ = group
+    learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0, dtype=torch.bfloat16)
+    inputs = learner.inputs.encode(prompt, extra_tokens=samples[0].tokens[:-1])
+    with torch.no_grad():
+        hidden = learner._hidden(inputs)[0, -len(samples[0].tokens):]
+        logits = learner._logits(hidden)
+        head = learner.model.get_base_model().lm_head
+        exact = hidden.float() @ head.weight.float().T
+        rounded = head(hidden).float()
+    assert hidden.dtype == torch.bfloat16 and logits.dtype == torch.float32
+    assert torch.allclose(logits, exact, atol=1e-5) and not torch.equal(logits, rounded)

@@ -31,8 +31,8 @@ async def test_vllm_path_n_candidates_with_token_ids_and_logprobs(policy, vllm_s
     assert list(response.prompt_token_ids).count(image_pad) > 30
     end = decoded(tiny_model_dir, [AutoConfig.from_pretrained(tiny_model_dir).text_config.eos_token_id])
     for c in response.candidates:
+        # (the logprobs' values: tests/lora/test_vllm_rollouts.py scores the same tokens with the learner)
         assert 0 < len(c.token_ids) <= 12 and len(c.logprobs) == len(c.token_ids)
-        assert all(lp <= 0 for lp in c.logprobs)
         assert decoded(tiny_model_dir, c.token_ids).removesuffix(end) == c.text  # ids are the exact sampled tokens
         # a random model writes gibberish: every candidate still says why it is not an action
         if not c.valid:

@@ -382,5 +382,6 @@ async def test_the_mcts_dpo_step_runs_on_the_real_server(tinker_server, tinker_k
     steps = [await dpo_step(training, datums, ref, beta=0.1, adam=adam) for _ in range(3)]
     assert steps[0]["dpo_loss"] == pytest.approx(math.log(2), abs=0.01)   # policy = reference before the first update
     margins = [s["dpo_margin"] for s in steps]
-    assert margins[0] == pytest.approx(0.0, abs=0.01) and margins[1] != margins[0]   # the update moved the policy
+    # the updates moved the policy towards the preferred action: the margin rises with each step
+    assert margins[0] == pytest.approx(0.0, abs=0.01) and margins[0] < margins[1] < margins[2], margins
     assert all(math.isfinite(s["dpo_loss"]) for s in steps)

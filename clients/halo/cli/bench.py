@@ -1,4 +1,4 @@
-"""`halo bench env | gateway | tinker-sampling | leak | rollout | train | clicks`: the benchmarks (their code is in halo.cli.benches).
+"""`halo bench env | gateway | tinker-sampling | leak | rollout | learner | train | clicks`: the benchmarks (their code is in halo.cli.benches).
 
 Each bench is imported only when it runs: they start services and browsers and load models.
 """
@@ -65,6 +65,12 @@ def _rollout(args: argparse.Namespace) -> int:
 
     return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_actions, args.max_tokens, args.task, args.checkpoint,
                                          args.vllm_url, args.served_model, args.json, args.samplers))
+
+
+def _learner(args: argparse.Namespace) -> int:
+    from halo.cli.benches.learner import main
+
+    return main(args)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -154,6 +160,18 @@ def add_parser(sub) -> None:
     br.add_argument("--served-model", default="", help="model name on --vllm-url")
     br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
     br.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
+    bn = bench_sub.add_parser("learner", help="the local LoRA learner's forward_backward tokens/s on a GRPO group (tiny Qwen3-VL by default)")
+    deprecated_alias(bn, "--model", bn.add_argument(
+        "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
+    bn.add_argument("--group", type=int, default=8, help="datums (completions of one observation)")
+    bn.add_argument("--completion", type=int, default=64, help="completion tokens per datum")
+    bn.add_argument("--repeats", type=int, default=3, help="timed forward_backward calls (after one warm-up)")
+    bn.add_argument("--loss-fn", default="ppo")
+    bn.add_argument("--device", default="cpu")
+    bn.add_argument("--bf16", action="store_true", help="bfloat16 weights (a GPU run's dtype)")
+    bn.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    bn.add_argument("--options", default="", help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\'')
+    bn.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bt = bench_sub.add_parser("train", help="embedded GRPO with --max-staleness 0, 1, 2 in one run: steps/hour, idle shares, success")
     bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
     bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
@@ -169,6 +187,6 @@ def add_parser(sub) -> None:
     bc.add_argument("--pages", type=int, default=4, help="pages clicking at once (one Chromium)")
     bc.add_argument("--options", type=int, default=20, help="options in the select")
     bc.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
-    for parser, run in ((be, _env), (bg, _gateway), (bs, _tinker_sampling), (bl, _leak), (br, _rollout), (bt, _train),
+    for parser, run in ((be, _env), (bg, _gateway), (bs, _tinker_sampling), (bl, _leak), (br, _rollout), (bn, _learner), (bt, _train),
                         (bc, _clicks)):
         parser.set_defaults(run=run, parser=parser)

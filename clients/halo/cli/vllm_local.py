@@ -8,6 +8,10 @@ server and `halo bench rollout` all start it through `start()`, with the flags t
   adapter by path (`/v1/load_lora_adapter`), under a new name per version;
 - `--logprobs-mode processed_logprobs`: the logprobs vLLM returns are those of the distribution it
   sampled from (after temperature and logit bias), the `q` of the learner's importance ratio;
+- `--generation-config vllm`: vLLM's neutral sampling defaults, never the checkpoint's
+  generation_config.json (Qwen3-VL-Instruct's sets top_k 20 and top_p 0.8, which vLLM would apply
+  to every request that leaves them out, truncating the distribution the learner scores); the
+  gateway also sends every sampling field explicitly (halo.policy.backends.openai_compat);
 - `--served-model-name`: the gateway route's `served_model`.
 
 Why the OpenAI chat route (and not /inference/v1/generate or `--grpc`): the gateway builds the
@@ -56,19 +60,21 @@ def vllm_python(venv: Path | str | None = None) -> Path:
     return python
 
 
-def banned_vision_tokens(model_dir: str | Path) -> list[int]:
-    """The vision placeholder ids of a local Qwen3-VL checkpoint: never text a policy may write
-    (the learner excludes them too, so both sides normalise over the same vocabulary)."""
-    config = json.loads((Path(model_dir) / "config.json").read_text())
-    names = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
-    return sorted({int(config[n]) for n in names if config.get(n) is not None})
+#: Qwen3-VL's vision placeholders: never text a policy may write. A route that trains bans them by
+#: name (vLLM's `bad_words`, tokenized by the server with its own checkpoint's tokenizer, so one
+#: route table fits every Qwen3-VL size and the tiny test model alike); vLLM sets their logits to
+#: -inf before it samples and before it computes processed logprobs, and the learner excludes the
+#: same ids (halo.trainers.lora_model.vision_token_ids), so both normalise over the same vocabulary.
+#: One sampled image pad would make the learner's logprob -inf (cispo/dro losses infinite).
+VISION_TOKENS = ("<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>")
 
 
-def route_extra_body(model_dir: str | Path) -> dict:
-    """What a gateway vLLM route that trains sends with each request: the vision placeholders banned
-    (a random or young policy would otherwise sample them, and the learner could not score them)
-    and special tokens kept in the text (the parser needs `<tool_call>`)."""
-    return {"logit_bias": {str(t): -100 for t in banned_vision_tokens(model_dir)}, "skip_special_tokens": False}
+def route_extra_body(model_dir: str | Path | None = None) -> dict:
+    """What a gateway vLLM route that trains sends with each request (configs/gateway.yaml's qwen3vl
+    route says the same): the vision placeholders banned and special tokens kept in the text (the
+    parser needs `<tool_call>`). `model_dir` is accepted for callers that name the checkpoint; the
+    ban does not depend on it."""
+    return {"bad_words": list(VISION_TOKENS), "skip_special_tokens": False}
 
 
 @dataclass
@@ -172,6 +178,7 @@ def command(model_dir: str | Path, port: int, *, served_model: str = "", host: s
         "--max-num-seqs", str(max_num_seqs),
         "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
         "--logprobs-mode", "processed_logprobs",
+        "--generation-config", "vllm",             # neutral defaults, not the checkpoint's top_k / top_p
         # CPU engine settings that held up on a 2-core machine: whole prompts, no async scheduler
         "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
         "--max-model-len", "8192",

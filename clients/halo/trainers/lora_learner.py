@@ -8,8 +8,10 @@ Same data, same losses as the Tinker backend, computed locally:
   shifted by one, with `target_tokens`, the sampler's `logprobs` and per-token `advantages`;
 - `forward_backward(data, loss_fn)` computes Tinker's documented losses token-wise and summed:
   importance_sampling `-(p/q)·A`, ppo `-min(r·A, clip(r, 0.8, 1.2)·A)`, cispo
-  `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`; `optim_step()` is Adam
-  (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
+  `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`, by default with the
+  sampler correction truncated (`tis_cap`, lora_model.rl_loss: w = min(p/q, 2) detached, the
+  clip against the proximal policy) and the step's mismatch metrics (`off_policy_metrics`);
+  `optim_step()` is Adam (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
 - `save_adapter(folder)` writes a PEFT adapter (adapter_config.json + adapter_model.safetensors),
   which vLLM loads as a runtime LoRA (the gateway's LoadAdapter with `path=folder`) and which
   `PeftSampler` (the CPU stand-in for vLLM, used in tests) loads with `PeftModel.from_pretrained`.
@@ -62,6 +64,36 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 # ---------------------------------------------------------------------------------- learner
 
+#: The truncated importance-sampling cap of a local_lora run (extra.tis_cap; 0 = Tinker's exact
+#: losses, ratios against the sampler, no cap): 2, as in Yao et al. 2025 and verl's rollout IS default.
+DEFAULT_TIS_CAP = 2.0
+
+
+#: Global gradient-norm clip of every optimizer step (extra.grad_clip_norm; 0 = none): 1.0, the
+#: default of verl, OpenRLHF and TRL.
+DEFAULT_GRAD_CLIP_NORM = 1.0
+#: A forward_backward micro-batch's padded size (rows x longest datum), extra.micro_batch_tokens.
+DEFAULT_MICRO_BATCH_TOKENS = 4096
+
+
+def off_policy_metrics(terms: Sequence[Any]) -> dict[str, float]:
+    """A step's sampler/learner mismatch over its trained tokens: the ratio learner/sampler
+    (mean, min, max; `mean_ratio` is the mean too), the fraction of tokens whose truncated-IS
+    weight hit the cap and whose PPO/CISPO clip was active, and the k3 estimate of
+    KL(sampler || learner) (Schulman 2020; prime-rl and verl log the same)."""
+    if not terms:
+        return {}
+    ratio = torch.cat([t.ratio.float().cpu() for t in terms])
+    capped = torch.cat([t.capped.cpu() for t in terms]).float()
+    clipped = torch.cat([t.clipped.cpu() for t in terms]).float()
+    k3 = torch.cat([t.kl_k3.float().cpu() for t in terms])
+    return {
+        "mean_ratio": float(ratio.mean()), "sampler_ratio/mean": float(ratio.mean()),
+        "sampler_ratio/min": float(ratio.min()), "sampler_ratio/max": float(ratio.max()),
+        "sampler_ratio/frac_capped": float(capped.mean()), "policy_ratio/frac_clipped": float(clipped.mean()),
+        "kl_sampler_learner_k3": float(k3.mean()),
+    }
+
 @dataclass
 class StepResult:
     loss: float
@@ -76,11 +108,22 @@ class LoraLearner:
         self, model_dir: str | Path, *, rank: int = 32, alpha: int | None = None, learning_rate: float = 1e-6,
         target_modules: str | list[str] = DEFAULT_TARGET_MODULES, temperature: float = 1.0, seed: int = 0,
         dtype: torch.dtype | None = None, device: str = "cpu", adapter: str | Path | None = None,
+        tis_cap: float | None = DEFAULT_TIS_CAP, grad_clip_norm: float = DEFAULT_GRAD_CLIP_NORM,
+        micro_batch_tokens: int = DEFAULT_MICRO_BATCH_TOKENS, gradient_checkpointing: bool = False,
+        fp32_logits: bool = True,
     ) -> None:
         from peft import LoraConfig, PeftModel, get_peft_model
 
         torch.manual_seed(seed)
         self.model_dir, self.device, self.temperature = str(model_dir), device, temperature
+        if tis_cap is not None and not tis_cap > 0:
+            raise ValueError(f"tis_cap must be > 0 (None: Tinker's losses, no cap), got {tis_cap}")
+        self.tis_cap = tis_cap
+        if micro_batch_tokens < 1 or grad_clip_norm < 0:
+            raise ValueError(f"micro_batch_tokens must be >= 1 and grad_clip_norm >= 0 (got {micro_batch_tokens}, {grad_clip_norm})")
+        self.grad_clip_norm, self.micro_batch_tokens = grad_clip_norm, micro_batch_tokens
+        self.gradient_checkpointing, self.fp32_logits = gradient_checkpointing, fp32_logits
+        self._head32: torch.Tensor | None = None
         self.tokenizer, self.image_processor = load_processors(model_dir)
         base = load_base_model(model_dir, dtype, device)
         self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
@@ -91,6 +134,9 @@ class LoraLearner:
             config = LoraConfig(r=rank, lora_alpha=alpha or rank, target_modules=target_modules, lora_dropout=0.0, bias="none")
             self.model = get_peft_model(base, config)
         self.model.eval()  # no dropout anywhere: the learner must score tokens exactly like the sampler
+        if gradient_checkpointing:
+            # non-reentrant: works with a frozen base (no input that requires grad); used in train mode only
+            base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         self.learning_rate = learning_rate
         self.optimizer = torch.optim.Adam(self.trainable_parameters(), lr=learning_rate, betas=(0.9, 0.95), eps=1e-8)
         self.updates = 0
@@ -100,64 +146,106 @@ class LoraLearner:
 
     # --- scoring ----------------------------------------------------------------------------
 
-    def _target_logprobs(self, model_input: tinker.ModelInput, targets: torch.Tensor) -> torch.Tensor:
-        inputs = self.inputs.encode(model_input, device=self.device)
-        logits = self.model(**inputs).logits[0]
-        if logits.shape[0] != targets.shape[0]:
-            raise ValueError(f"datum has {targets.shape[0]} targets for {logits.shape[0]} input positions")
-        return token_logprobs(logits, targets.to(self.device), self.temperature, self.banned)
+    def _hidden(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The language model's last hidden states [batch, positions, hidden] (LoRA applied), before
+        the LM head: the head then runs only where a token is scored."""
+        return self.model.get_base_model().model(**inputs, use_cache=False)[0]
+
+    def _logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The LM head over `hidden` [n, hidden] -> [n, vocab]; in float32 when `fp32_logits` (the
+        frozen head's weights upcast once and kept), so a bfloat16 run scores tokens with float32
+        logits, not bf16-rounded ones (MiniMax-M1's fix for the train/inference probability gap)."""
+        head = self.model.get_base_model().lm_head
+        if not self.fp32_logits or head.weight.dtype == torch.float32:
+            return head(hidden).float()
+        if self._head32 is None:
+            self._head32 = head.weight.detach().float()   # the LM head is frozen (LoRA targets the layers)
+        bias = None if head.bias is None else head.bias.detach().float()
+        return torch.nn.functional.linear(hidden.float(), self._head32, bias)
 
     @torch.no_grad()
     def completion_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int]) -> torch.Tensor:
         """log p(token_i | prompt, tokens_<i) for each completion token, at the learner's temperature."""
         inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
-        logits = self.model(**inputs).logits[0, -len(tokens):]
+        logits = self._logits(self._hidden(inputs)[0, -len(tokens):])
         return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), self.temperature, self.banned).cpu()
+
+    def micro_batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Datum indices in order, grouped so that a group's padded size (rows x longest) stays within
+        `micro_batch_tokens` (a datum longer than that is a group of its own)."""
+        groups: list[list[int]] = []
+        longest = 0
+        for i, length in enumerate(lengths):
+            if groups and max(longest, length) * (len(groups[-1]) + 1) <= self.micro_batch_tokens:
+                groups[-1].append(i)
+                longest = max(longest, length)
+            else:
+                groups.append([i])
+                longest = length
+        return groups
 
     # --- Tinker's training primitives, locally ------------------------------------------------
 
     def forward_backward(self, data: Sequence[tinker.Datum], loss_fn: str = "importance_sampling",
                          loss_fn_config: dict[str, float] | None = None) -> StepResult:
-        """Accumulate the gradient of the summed loss over `data` (one datum at a time)."""
+        """Accumulate the gradient of the summed loss over `data`, a micro-batch at a time.
+
+        Only the trained positions (the sampled completion) go through the LM head; the result's
+        per-datum logprobs hold the learner's logprob there and NaN elsewhere."""
         if loss_fn not in LOSS_FUNCTIONS:
             raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
-        total, ratios, out = 0.0, [], []
-        tokens_trained = 0
+        rows: list[tuple[tinker.Datum, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []
+        out: list[torch.Tensor] = []
         for datum in data:
             targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
             sampling = _tensor(datum, "logprobs")
             advantages = _tensor(datum, "advantages")
             if sampling is None or advantages is None:
                 raise ValueError("RL losses need logprobs and advantages in loss_fn_inputs")
+            if datum.model_input.length != targets.shape[0]:
+                raise ValueError(f"datum has {targets.shape[0]} targets for {datum.model_input.length} input positions")
             mask = _tensor(datum, "mask")
             # The sampled tokens: the mask when the datum has one (the cookbook strips it before
             # sending), else where the cookbook put an advantage or a sampler logprob (the
             # observation's positions carry 0 for both and contribute nothing).
             active = (mask > 0) if mask is not None else (advantages != 0) | (sampling != 0)
-            target_lp = self._target_logprobs(datum.model_input, targets)
-            out.append(target_lp.detach().cpu())
-            if not bool(active.any()):
-                continue
-            index = active.nonzero().squeeze(-1).to(self.device)
-            terms = rl_loss(loss_fn, target_lp[index], sampling.to(self.device)[index],
-                            advantages.to(self.device)[index], None, loss_fn_config)
-            if terms.loss.requires_grad:
-                terms.loss.backward()
-            total += float(terms.loss.detach())
-            ratios.append(terms.ratio.cpu())
-            tokens_trained += int(active.sum())
-        metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)}
-        if ratios:
-            all_ratios = torch.cat(ratios)
-            metrics["mean_ratio"] = float(all_ratios.mean())
+            out.append(torch.full((targets.shape[0],), float("nan")))
+            rows.append((datum, targets, sampling, advantages, active.nonzero().squeeze(-1)))
+        trained = [i for i, row in enumerate(rows) if row[4].numel()]
+        total, terms_seen, tokens_trained = 0.0, [], 0
+        self.model.train(self.gradient_checkpointing)   # HF checkpoints layers only in train mode (no dropout here)
+        try:
+            for group in self.micro_batches([rows[i][0].model_input.length for i in trained]):
+                batch = [rows[trained[g]] for g in group]
+                hidden = self._hidden(self.inputs.encode_batch([r[0].model_input for r in batch], device=self.device))
+                row_of = torch.cat([torch.full((r[4].numel(),), b, dtype=torch.long) for b, r in enumerate(batch)])
+                positions = torch.cat([r[4] for r in batch])
+                logprobs = token_logprobs(self._logits(hidden[row_of.to(self.device), positions.to(self.device)]),
+                                          torch.cat([r[1][r[4]] for r in batch]).to(self.device), self.temperature, self.banned)
+                terms = rl_loss(loss_fn, logprobs, torch.cat([r[2][r[4]] for r in batch]).to(self.device),
+                                torch.cat([r[3][r[4]] for r in batch]).to(self.device), None, loss_fn_config,
+                                tis_cap=self.tis_cap)
+                if terms.loss.requires_grad:
+                    terms.loss.backward()
+                total += float(terms.loss.detach())
+                terms_seen.append(terms)
+                tokens_trained += positions.numel()
+                for piece, g in zip(logprobs.detach().cpu().split([r[4].numel() for r in batch]), group):
+                    out[trained[g]][rows[trained[g]][4]] = piece
+        finally:
+            self.model.eval()
+        metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)} | off_policy_metrics(terms_seen)
         return StepResult(total, out, metrics)
 
-    def optim_step(self, learning_rate: float | None = None, grad_clip_norm: float = 0.0) -> dict[str, float]:
+    def optim_step(self, learning_rate: float | None = None, grad_clip_norm: float | None = None) -> dict[str, float]:
+        """Adam on the accumulated gradient, its global norm clipped to `grad_clip_norm` (the
+        learner's, 1.0 by default; 0: no clipping). `grad_norm` is the norm before clipping."""
         if learning_rate is not None:
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate
+        clip = self.grad_clip_norm if grad_clip_norm is None else grad_clip_norm
         params = self.trainable_parameters()
-        norm = torch.nn.utils.clip_grad_norm_(params, grad_clip_norm if grad_clip_norm > 0 else float("inf"))
+        norm = torch.nn.utils.clip_grad_norm_(params, clip if clip > 0 else float("inf"))
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.updates += 1
@@ -194,6 +282,17 @@ class LoraLearner:
 
 
 # ------------------------------------------------------------------- the local_lora trainer
+
+def tis_cap_for(extra: dict[str, Any]) -> float | None:
+    """extra.tis_cap: the truncated-IS cap (DEFAULT_TIS_CAP when unset; 0 turns it off)."""
+    try:
+        cap = float(extra.get("tis_cap", DEFAULT_TIS_CAP))
+    except (TypeError, ValueError):
+        raise InvalidArgument(f"extra.tis_cap must be a number, got {extra.get('tis_cap')!r}") from None
+    if cap < 0 or cap != cap:
+        raise InvalidArgument(f"extra.tis_cap must be >= 0 (0: no cap, Tinker's exact losses), got {cap}")
+    return cap or None
+
 
 async def train_local_lora(ctx: Any) -> None:
     """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).
@@ -233,7 +332,10 @@ async def train_local_lora(ctx: Any) -> None:
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
         LoraLearner, model_dir, rank=spec.lora_rank, learning_rate=spec.learning_rate, temperature=spec.temperature,
-        seed=spec.seed, dtype=dtype, device=device,
+        seed=spec.seed, dtype=dtype, device=device, tis_cap=tis_cap_for(extra),
+        grad_clip_norm=float(extra.get("grad_clip_norm", DEFAULT_GRAD_CLIP_NORM)),
+        micro_batch_tokens=int(extra.get("micro_batch_tokens", DEFAULT_MICRO_BATCH_TOKENS)),
+        gradient_checkpointing=bool(extra.get("gradient_checkpointing", False)),
     )
     if ctx.last_checkpoint is not None:
         await asyncio.to_thread(learner.load, ctx.last_checkpoint)

@@ -66,6 +66,29 @@ class QwenVLInputs:
         return out
 
 
+    def encode_batch(self, model_inputs: Sequence[tinker.ModelInput], device: str | torch.device = "cpu") -> dict[str, torch.Tensor]:
+        """Several ModelInputs as one right-padded batch (attention_mask 0 on the padding; the
+        images of all rows in row order, as the processor batches them): one forward for a
+        micro-batch of datums. Right padding leaves every real position's causal context as it is alone."""
+        rows = [self.encode(m, device=device) for m in model_inputs]
+        if len(rows) == 1:
+            return rows[0]
+        width = max(r["input_ids"].shape[1] for r in rows)
+
+        def padded(key: str, value: int) -> torch.Tensor:
+            return torch.cat([torch.nn.functional.pad(r[key], (0, width - r[key].shape[1]), value=value) for r in rows])
+
+        out = {"input_ids": padded("input_ids", 0), "attention_mask": padded("attention_mask", 0)}
+        with_images = [r for r in rows if "pixel_values" in r]
+        if with_images:
+            out["pixel_values"] = torch.cat([r["pixel_values"] for r in with_images])
+            out["image_grid_thw"] = torch.cat([r["image_grid_thw"] for r in with_images])
+            for r in rows:
+                r.setdefault("mm_token_type_ids", torch.zeros_like(r["input_ids"], dtype=torch.int))
+            out["mm_token_type_ids"] = padded("mm_token_type_ids", 0)
+        return out
+
+
 def load_processors(model_dir: str | Path) -> tuple[Any, Any]:
     # tinker-cookbook's loaders: the same tokenizer and image processor its renderer uses (and
     # the one import path of AutoImageProcessor that works without torchvision)
@@ -106,31 +129,63 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
 @dataclass(frozen=True)
 class LossTerms:
     loss: torch.Tensor          # summed over tokens (Tinker's convention)
-    ratio: torch.Tensor         # p/q per token (detached)
+    ratio: torch.Tensor         # the sampler correction's ratio per token, detached: learner / sampler
+    capped: torch.Tensor        # per token: the truncated-IS weight hit its cap (all False without one)
+    clipped: torch.Tensor       # per token: the PPO / CISPO clip was active
+    kl_k3: torch.Tensor         # per token: Schulman's k3 estimate of KL(sampler || learner), r - 1 - log r
 
 
 def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, advantages: torch.Tensor,
-            mask: torch.Tensor | None = None, config: dict[str, float] | None = None) -> LossTerms:
-    """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses)."""
+            mask: torch.Tensor | None = None, config: dict[str, float] | None = None,
+            tis_cap: float | None = None) -> LossTerms:
+    """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses).
+
+    tis_cap None: Tinker's losses exactly, every ratio taken against the sampler's logprobs q
+    (importance_sampling `-(p/q)·A`, ppo's and cispo's clip on p/q, dro's penalty on log p - log q).
+
+    tis_cap C > 0: decoupled off-policy correction (truncated importance sampling, as in verl's
+    rollout IS weights, SkyRL's `tis_imp_ratio_cap` and Yao et al. 2025): the proximal policy is
+    the learner's own weights at the start of the step (sg(p)), the sampler correction is the
+    detached weight w = min(sg(p)/q, C), and the PPO / CISPO clip applies to r = p/sg(p), the
+    ratio against the proximal policy, never to the sampler mismatch:
+    importance_sampling `-w·r·A`; ppo `-w·min(r·A, clip(r)·A)`; cispo `-w·sg(clip(r))·log p·A`;
+    dro unchanged (an off-policy objective without a ratio: its penalty anchors it to the sampler).
+    With one optimizer step per batch r is 1 in value (its gradient is ∇log p), so the clip is
+    inactive and w alone corrects what the sampler's and the learner's numerics or a stale
+    adapter (--max-staleness) make different; below the cap the gradient equals Tinker's.
+    """
     config = config or {}
-    log_ratio = target_logprobs - sampling_logprobs
-    ratio = log_ratio.exp()
+    low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
+    mismatch = target_logprobs.detach() - sampling_logprobs        # log(learner / sampler)
+    behaviour = mismatch.exp()
+    kl_k3 = behaviour - 1 - mismatch
+    no = torch.zeros_like(behaviour, dtype=torch.bool)
+    if tis_cap is None:
+        log_ratio = target_logprobs - sampling_logprobs
+        ratio, weight, capped = log_ratio.exp(), torch.ones_like(behaviour), no
+    else:
+        if not tis_cap > 0:
+            raise ValueError(f"tis_cap must be > 0, got {tis_cap}")
+        ratio = (target_logprobs - target_logprobs.detach()).exp()
+        weight, capped = behaviour.clamp(max=tis_cap), behaviour > tis_cap
+    clipped = no
     if loss_fn == "importance_sampling":
-        per_token = -(ratio * advantages)
+        per_token = -(weight * ratio * advantages)
     elif loss_fn == "ppo":
-        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
-        per_token = -torch.min(ratio * advantages, ratio.clamp(low, high) * advantages)
+        unclipped, bounded = ratio * advantages, ratio.clamp(low, high) * advantages
+        per_token = -(weight * torch.min(unclipped, bounded))
+        clipped = (bounded.detach() < unclipped.detach())
     elif loss_fn == "cispo":
-        low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
-        per_token = -(ratio.clamp(low, high).detach() * target_logprobs * advantages)
+        per_token = -(weight * ratio.clamp(low, high).detach() * target_logprobs * advantages)
+        clipped = (ratio.detach() < low) | (ratio.detach() > high)
     elif loss_fn == "dro":
         beta = config.get("beta", 0.05)
-        per_token = -(target_logprobs * advantages - 0.5 * beta * log_ratio**2)
+        per_token = -(target_logprobs * advantages - 0.5 * beta * (target_logprobs - sampling_logprobs) ** 2)
     else:
         raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
     if mask is not None:
         per_token = per_token * mask
-    return LossTerms(per_token.sum(), ratio.detach())
+    return LossTerms(per_token.sum(), behaviour, capped, clipped, kl_k3)
 
 
 def datum_from_completion(prompt: tinker.ModelInput, tokens: Sequence[int], logprobs: Sequence[float], advantage: float) -> tinker.Datum:

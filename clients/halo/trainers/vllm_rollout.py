@@ -164,7 +164,9 @@ class GatewayPolicy(TokenCompleter):
         tokens = 0
         try:
             response = await self.gateway.sample(
-                self.route, input=pending.context, n=1, temperature=self.temperature,
+                # top_p 1: the learner scores the untruncated softmax(logits / T); the gateway pins
+                # every other sampling field of a vLLM route to its neutral value
+                self.route, input=pending.context, n=1, temperature=self.temperature, top_p=1.0,
                 max_tokens=min(self.max_tokens, max_tokens or self.max_tokens),
                 seed=(self.seed * 1_000_003 + self._calls) or 1, logprobs=True, adapter=self.adapter,
                 action_format=options.action_format,
@@ -180,6 +182,8 @@ class GatewayPolicy(TokenCompleter):
         finally:
             self.clock.exit(tokens)
         try:
+            if response.adapter != self.adapter:   # the version metrics say what answered, not what was asked
+                raise ValueError(f"asked for adapter {self.adapter!r}, the gateway sampled {response.adapter!r}")
             if not candidate.token_ids or len(candidate.logprobs) != len(candidate.token_ids) or not response.prompt_token_ids:
                 raise ValueError("no token ids / logprobs in the answer: is it a vLLM route?")
             images = [p for m in build_prompt(pending.context, options).messages for p in m.parts if isinstance(p, ImagePart)]

@@ -22,6 +22,11 @@ from halo.runtime.settings import ServiceSettings
 #: configs/gateway.yaml of the repository (services/halo/policy/config.py -> repo root).
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[3] / "configs" / "gateway.yaml"
 
+#: Request fields that change the distribution vLLM samples from: the gateway sets each one on a
+#: vLLM route's every request (halo.policy.backends.openai_compat.NEUTRAL_SAMPLING).
+SAMPLING_FIELDS = frozenset({"temperature", "top_p", "top_k", "min_p", "repetition_penalty", "presence_penalty",
+                             "frequency_penalty"})
+
 BackendName = Literal["vllm", "openai_compatible", "tinker", "embedded"]
 
 
@@ -94,6 +99,10 @@ class RouteConfig(BaseModel):
             raise ValueError(f"route {self.name!r}: backend {self.backend} needs base_url")
         if self.backend in ("vllm", "openai_compatible", "tinker") and not (self.base_model or self.served_model):
             raise ValueError(f"route {self.name!r}: backend {self.backend} needs base_model or served_model")
+        pinned = sorted(SAMPLING_FIELDS & set(self.extra_body)) if self.backend == "vllm" else []
+        if pinned:
+            raise ValueError(f"route {self.name!r}: extra_body may not set {pinned}: a vLLM route samples the plain "
+                             "softmax(logits / T) (cut at the request's top_p) so that a learner can score it")
         return self
 
     @property

@@ -34,6 +34,12 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 
+# The sampling defaults of Qwen/Qwen3-VL-8B-Instruct's generation_config.json (top_k, top_p,
+# repetition_penalty, temperature) plus the presence_penalty its model card recommends: a server
+# that applied a checkpoint's defaults (vLLM's `--generation-config auto`) would sample the tiny
+# model from a truncated, penalised distribution exactly as it would the real one.
+QWEN3_VL_INSTRUCT_SAMPLING = {"top_k": 20, "top_p": 0.8, "repetition_penalty": 1.0, "presence_penalty": 1.5, "temperature": 0.7}
+
 _CORPUS = [
     'I will click the button. <tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 300]}}\n</tool_call>',
     '{"action": "click", "bid": "12"} {"action": "fill", "bid": "3", "text": "hello"} {"action": "send_msg_to_user", "text": "done"}',
@@ -90,7 +96,9 @@ def tiny_image_processor():
     )
 
 
-def build(out_dir: str | Path, seed: int = 0) -> Path:
+def build(out_dir: str | Path, seed: int = 0, sampling: dict | None = None) -> Path:
+    """The checkpoint in `out_dir`; its generation_config.json carries `sampling`
+    (Qwen3-VL-Instruct's defaults, QWEN3_VL_INSTRUCT_SAMPLING, unless given)."""
     import torch
     from transformers import GenerationConfig, Qwen3VLConfig, Qwen3VLForConditionalGeneration
 
@@ -132,6 +140,9 @@ def build(out_dir: str | Path, seed: int = 0) -> Path:
         eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"], do_sample=True, max_new_tokens=32,
     )
     model.save_pretrained(out)
+    generation = json.loads((out / "generation_config.json").read_text())
+    generation.update(QWEN3_VL_INSTRUCT_SAMPLING if sampling is None else sampling)
+    (out / "generation_config.json").write_text(json.dumps(generation, indent=2))
     processor.save_pretrained(out)
     tokenizer.save_pretrained(out)
     # vLLM loads Qwen3VLProcessor itself (not the image-only one above) and refuses to start without

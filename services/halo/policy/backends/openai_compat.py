@@ -25,6 +25,14 @@ from halo.v1 import policy_pb2 as ppb
 
 _TOKEN_ID_PREFIX = "token_id:"
 
+#: vLLM's sampling fields at the values that leave the distribution untouched (top_k -1: off, in
+#: every vLLM version; 0.32 also reads 0 as off). A vLLM route sends them on every request and a
+#: route's extra_body may not set them (RouteConfig refuses it): a sampled token's logprob is then
+#: log softmax(logits / T), what a learner computes.
+NEUTRAL_SAMPLING: dict[str, float] = {
+    "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0,
+}
+
 
 def _extra(obj: Any, name: str) -> Any:
     """A non-standard field of an OpenAI SDK object (vLLM extras such as token_ids)."""
@@ -63,8 +71,7 @@ class OpenAICompatibleBackend(Backend):
             "model": self.model_for(adapter), "messages": prompt.to_openai_messages(),
             "temperature": params.temperature, "max_tokens": params.max_tokens,
         }
-        if params.top_p < 1.0:
-            body["top_p"] = params.top_p
+        body["top_p"] = params.top_p   # always: a server's own default (a checkpoint's 0.8) would truncate
         if n > 1:
             body["n"] = n
         if params.seed:
@@ -161,6 +168,18 @@ class VllmBackend(OpenAICompatibleBackend):
 
     def model_for(self, adapter: str | None) -> str:
         return adapter or self.route.model_name
+
+    def request_body(self, prompt: Prompt, params: SampleParams, adapter: str | None, n: int) -> dict[str, Any]:
+        """Every sampling field explicit (NEUTRAL_SAMPLING plus temperature and top_p): the tokens are
+        drawn from softmax(logits / T) cut only at top_p, whatever defaults the server or its
+        checkpoint's generation_config.json carry, so the learner can score the same distribution."""
+        body = super().request_body(prompt, params, adapter, n)
+        body.update(presence_penalty=NEUTRAL_SAMPLING["presence_penalty"],
+                    frequency_penalty=NEUTRAL_SAMPLING["frequency_penalty"])
+        extra = dict(body.get("extra_body") or {})
+        extra.update({k: NEUTRAL_SAMPLING[k] for k in ("top_k", "min_p", "repetition_penalty")})
+        body["extra_body"] = extra
+        return body
 
     def extra_body(self, params: SampleParams) -> dict[str, Any]:
         extra = super().extra_body(params)
