@@ -77,3 +77,10 @@ def test_strict_success_never_grants_what_agisdk_refuses_and_bad_rules_fail_loud
                 {"tasks": {"t": []}}, {"rules": {}}):
         with pytest.raises(ValueError):
             parse_checks(bad)
+
+
+def test_equals_rule():
+    state = {"g": {"Adults": 2, "Children": 1, "Infants": 0}}
+    assert Rule("equals", "[g.Adults, g.Children]", "x", expected=[2, 1]).passes(state)
+    assert Rule("equals", "sum(values(g))", "x", expected=3).passes(state)
+    assert not Rule("equals", "g.Adults", "x", expected=3).passes(state)

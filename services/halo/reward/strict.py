@@ -8,6 +8,7 @@ kinds that serve many tasks, applied to the /finish state JSON with a jmespath q
     none_match  no string the query returns matches `pattern`
     count       the query returns a list whose length is within [min, max]
     at_least    the query returns a number >= `value`
+    equals      the query returns exactly `expected` (a number, string, list or mapping)
 
 A task without rules is strict-successful exactly when agisdk says so. Strict success never
 grants what agisdk refuses: HALO's numbers stay comparable with REAL's under `--success agisdk`.
@@ -27,7 +28,7 @@ import yaml
 #: configs/strict_checks.yaml of the repository (services/halo/reward/strict.py -> repo root).
 DEFAULT_CHECKS_PATH = Path(__file__).resolve().parents[3] / "configs" / "strict_checks.yaml"
 
-KINDS = ("all_match", "none_match", "count", "at_least")
+KINDS = ("all_match", "none_match", "count", "at_least", "equals")
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Rule:
     min: int | None = None
     max: int | None = None
     value: float | None = None
+    expected: Any = None
 
     def __post_init__(self) -> None:
         if self.check not in KINDS:
@@ -51,6 +53,8 @@ class Rule:
 
     def passes(self, state: dict[str, Any]) -> bool:
         found = jmespath.search(self.query, state)
+        if self.check == "equals":
+            return found == self.expected
         if self.check == "at_least":
             return isinstance(found, (int, float)) and not isinstance(found, bool) and found >= (self.value or 0)
         if self.check == "count":

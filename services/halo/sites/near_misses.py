@@ -16,7 +16,7 @@ from __future__ import annotations
 from halo.sites.networkin.oracles import post
 from halo.sites.opendining.oracles import AMERICAN, ITALIAN, book, find
 from halo.sites.oracle import WrongAttempts
-from halo.sites.staynb.oracles import AUSTRIA, VANCOUVER_TRIP, dates, trip, who
+from halo.sites.staynb.oracles import AUSTRIA, PROVENCE, SAN_FRANCISCO, VANCOUVER_TRIP, dates, filters, trip, who
 from halo.sites.topwork.oracles import remove
 
 TOMORROW = "2024-07-19"   # the replicas' today is 2024-07-18
@@ -51,11 +51,28 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
         "wrong date: tomorrow, not tonight":
             [*find(rating="4+ stars"), *book("Liberty Grill", "7:00 PM", date=TOMORROW, occasion="Birthday")],
     },
+    "opendining-7": {
+        "wrong date: tomorrow, not today": [*find(neighborhood="Embarcadero"), *book("River View Cafe", "6:00 PM", date=TOMORROW)],
+    },
+    "opendining-9": {
+        "wrong date: breakfast tomorrow at 9 AM, not today":
+            [*find(cuisine="Breakfast", rating="3+ stars"), *book("Sunrise Griddle", "9:00 AM", date=TOMORROW)],
+    },
     "opendining-24": {
         "wrong date: tomorrow at 12:30 PM": [*ITALIAN, *book("Nonna's Kitchen", "12:30 PM", date=TOMORROW)],
     },
     "staynb-1": {
         "half of the request: no 2-bedroom filter": trip(AUSTRIA, dates("2024-08-01", "2024-08-05"), who(2, 1)),
+        "wrong count: 3 adults, not 2 and a child":
+            [*trip(AUSTRIA, dates("2024-08-01", "2024-08-05"), who(3)), *filters(bedrooms="2")],
+    },
+    "staynb-4": {
+        "wrong count: 3 people, not 2":
+            [*trip(SAN_FRANCISCO, dates("2024-09-27", "2024-09-29", pages=1), who(3)), *filters("Wifi")],
+    },
+    "staynb-17": {
+        "wrong item: free parking, not wifi":
+            [*trip(PROVENCE, dates("2024-08-01", "2024-08-04"), who(2, 1)), *filters("Free parking")],
     },
     "staynb-19": {
         "half of the request: searched, not shared to the group chat": VANCOUVER_TRIP,
