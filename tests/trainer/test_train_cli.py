@@ -100,3 +100,12 @@ def test_tinker_sampling_reaches_the_spec_and_the_local_gateway_routes_the_runs_
     assert main(["train", "--backend", "tinker", "--tinker-sampling", "gateway", "--max-staleness", "1"]) == 2
     assert "synchronous only" in capsys.readouterr().err
     assert len(submitted) == 1
+
+
+def test_success_flag_picks_the_verdict_the_bonus_follows(submitted):
+    from halo.cli.main import main
+
+    assert main(["train", "--steps", "1"]) == 0 and main(["train", "--steps", "1", "--success", "strict"]) == 0
+    agisdk, strict = submitted
+    assert "strict_success" not in agisdk.reward_overrides and agisdk.extra["success"] == "agisdk"
+    assert strict.reward_overrides == {**agisdk.reward_overrides, "strict_success": 1.0} and strict.extra["success"] == "strict"
