@@ -75,7 +75,7 @@ class Blind:
 
 
 async def dom_state(stack, session_id: str) -> list[str]:
-    page = stack.env_manager._sessions[session_id].page
+    page = stack.env_manager.get(session_id).page   # the in-process env service's live page
     return await page.evaluate(_DOM_STATE_JS)
 
 
