@@ -94,16 +94,21 @@ async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", le
             continue
         accepted = "; ".join(row.lenient) or "-"
         errors = [f"{label}: {s.attempt.errors[0]}" for label, s in row.near_misses.items() if s.attempt.errors]
+        if not row.task.scorable:   # agisdk cannot score it (an empty script): nothing to audit
+            verdict = f"unscorable: {row.task.notes}"
+        else:
+            verdict = ("[green]yes[/green]" if row.sound_under_strict else "[red]NO[/red]") + (" " + "; ".join(errors) if errors else "")
         table.add_row(row.task.id, pair(row.oracle), str(len(row.near_misses)),
-                      f"[yellow]{accepted}[/yellow]" if row.lenient else "-",
-                      ("[green]yes[/green]" if row.sound_under_strict else "[red]NO[/red]") + (" " + "; ".join(errors) if errors else ""))
+                      f"[yellow]{accepted}[/yellow]" if row.lenient else "-", verdict)
     console.print(table)
     lenient = [r for r in rows if r.lenient]
-    sound = sum(r.sound_under_strict for r in rows)
+    scorable = [r for r in rows if r.task.scorable]
+    sound = sum(r.sound_under_strict for r in scorable)
     misses = sum(len(r.near_misses) for r in rows)
     console.print(f"{len(rows)} tasks, {misses} near misses: agisdk accepts {sum(len(r.lenient) for r in rows)} of them "
-                  f"in {len(lenient)} tasks; strict success: oracle 1 and every near miss 0 in {sound}/{len(rows)} tasks")
-    return 0 if sound == len(rows) else 1
+                  f"in {len(lenient)} tasks; strict success: oracle 1 and every near miss 0 in {sound}/{len(scorable)} "
+                  f"scorable tasks" + (f" ({len(rows) - len(scorable)} unscorable)" if len(scorable) < len(rows) else ""))
+    return 0 if sound == len(scorable) else 1
 
 
 async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") -> int:
