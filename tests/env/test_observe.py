@@ -37,3 +37,33 @@ async def test_controls_named_children_do_not_hide_the_form_contents():
     assert ("textbox", "Children", "1") in found and ("textbox", "Adults", "2") in found
     assert ("textbox", "Notes", "") in found and ("button", "Search", "") in found
     assert any(e.name == "Text inside the form" for e in elements)
+
+
+STATEFUL_CONTROLS = """<!doctype html><title>states</title>
+<button aria-pressed="true">Wifi</button><button aria-pressed="false">Pool</button>
+<div role="tablist"><a role="tab" href="#" aria-selected="true">Event</a><a role="tab" href="#" aria-selected="false">Task</a></div>
+<button aria-expanded="true">Price</button><button aria-expanded="false">Beds</button>
+<a role="checkbox" aria-checked="true" href="#">Sony</a>
+<label><input type="checkbox" checked> Kitchen</label><label><input type="radio" name="r"> Any</label>
+<select aria-label="Size"><option>S</option><option selected>M</option></select>"""
+
+
+async def test_aria_states_are_read_and_shown_in_the_text_form():
+    """What a toggle, tab, disclosure or choice is set to is part of what the agent reads."""
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.set_content(STATEFUL_CONTROLS)
+            elements = await read_elements(page)
+        finally:
+            await browser.close()
+    states = {e.name: e.states for e in elements}
+    assert states["Wifi"] == ("pressed",) and states["Pool"] == ()
+    assert states["Event"] == ("selected",) and states["Task"] == ()
+    assert states["Price"] == ("expanded",) and states["Beds"] == ()
+    assert states["Sony"] == ("checked",) and states["Kitchen"] == ("checked",) and states["Any"] == ()
+    assert states["M"] == ("selected",) and states["S"] == ()
+    lines = {e.name: e.line() for e in elements}
+    assert lines["Wifi"].endswith('button "Wifi" pressed') and lines["Pool"].endswith('button "Pool"')
+    assert lines["Kitchen"].endswith('checkbox "Kitchen" checked')   # the state, not also value="checked"

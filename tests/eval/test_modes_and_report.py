@@ -79,3 +79,27 @@ def test_success_rates_leave_out_infrastructure_failures_and_unscorable_tasks():
     assert (total.episodes, total.scored, total.successes) == (5, 3, 2) and total.success_rate == pytest.approx(2 / 3)
     tasks = {r.name: r for r in task_rows(episodes)}
     assert math.isnan(tasks["a-2"].success_rate) and tasks["a-2"].site == "a"
+
+
+def test_tables_show_strict_success_beside_agisdks():
+    from halo.evaluation.summary import SITE_HEADER, site_cells
+
+    lenient = {**_ep("a-1", "a", True, length=2, valid=2, ret=1.5), "success_strict": False}
+    solved = {**_ep("a-1", "a", True, length=2, valid=2, ret=1.5), "success_strict": True}
+    older = _ep("a-2", "a", True, length=2, valid=2, ret=1.5)           # stored before strict success: counts 0
+    [a, _all] = site_rows([lenient, solved, older])
+    assert (a.successes, a.successes_strict, a.success_rate_strict) == (3, 1, pytest.approx(1 / 3))
+    cells = dict(zip(SITE_HEADER, site_cells(a)))
+    assert cells["success rate"] == "100%" and cells["strict success"] == "33% (1/3)"
+
+
+def test_success_flag_sets_the_strict_weight_only_for_strict():
+    from halo.cli.train import success_overrides
+    from halo.reward.config import load_config
+
+    assert success_overrides("agisdk", {"loop_penalty": -1.0}) == {"loop_penalty": -1.0}
+    strict = success_overrides("strict", {"loop_penalty": -1.0})
+    assert strict == {"loop_penalty": -1.0, "strict_success": 1.0}
+    assert load_config().with_overrides(strict).weights.strict_success == 1.0   # a name the reward service knows
+    with pytest.raises(SystemExit):
+        success_overrides("lenient", {})

@@ -216,3 +216,39 @@ def test_config_file_from_settings(tmp_path):
     c = core(config=str(custom))
     assert c.config.weights.loop_penalty == -1.0 and c.config.weights.novelty_bonus == 0.2
     assert c.start_episode("a", "playground-finish").milestones == ()
+
+
+def _removed(*jobs: tuple[str, str]) -> str:
+    import json
+
+    posts = [{"id": f"job-{i}", "title": title, "category": category} for i, (title, category) in enumerate(jobs)]
+    return json.dumps({"initialfinaldiff": {"added": {"jobs": {"removedJobPosts": posts}}, "updated": {}, "deleted": {}},
+                       "differences": {}})
+
+
+async def test_strict_success_is_agisdk_and_the_tasks_checks_and_pays_only_where_asked():
+    """topwork-8 ("remove data related job postings"): agisdk's script passes one of the two data
+    postings removed; strict success does not. The success bonus follows the episode's verdict."""
+    c = core()
+    half = _removed(("Data Analyst for Sales Dashboard", "Data Science & Analytics"))
+    both = _removed(("Data Analyst for Sales Dashboard", "Data Science & Analytics"),
+                    ("Machine Learning Engineer for Churn Prediction", "Data Science & Analytics"))
+    c.start_episode("agisdk", "topwork-8")
+    c.start_episode("strict", "topwork-8", {"strict_success": 1.0})
+    lenient = await c.evaluate("topwork-8", half, episode_id="agisdk")
+    assert lenient.success and not lenient.success_strict and lenient.success_bonus == 1.0
+    assert lenient.strict_failed and "every data posting" in lenient.strict_failed[0]
+    refused = await c.evaluate("topwork-8", half, episode_id="strict")
+    assert refused.success and not refused.success_strict and refused.success_bonus == 0.0
+    solved = await c.evaluate("topwork-8", both, episode_id="strict")
+    assert solved.success and solved.success_strict and solved.success_bonus == 1.0 and solved.strict_failed == []
+    nothing = await c.evaluate("topwork-8", _removed())
+    assert not nothing.success and not nothing.success_strict   # strict never grants what agisdk refuses
+    plain = await c.evaluate("playground-signup", json_state({"signup": {"clicked": True, "count": 1}}))
+    assert plain.success and plain.success_strict                # no checks: strict is agisdk's verdict
+
+
+def json_state(added: dict) -> str:
+    import json
+
+    return json.dumps(diff(added))

@@ -54,7 +54,8 @@ async def test_oracle_earns_more_than_noop_and_matches_agisdk(env, reward, task_
         run_rollout(env, reward, task_id, aimless_policy(seed=7)),
     )
 
-    assert oracle.evaluation.success and oracle.evaluation.score == 1.0
+    assert oracle.evaluation.success and oracle.evaluation.score == 1.0 and oracle.evaluation.success_strict
+    assert not noop.evaluation.success_strict
     assert oracle.evaluation.success_bonus == 1.0 and not oracle.evaluation.env_failure
     assert oracle.summary.episode_return == pytest.approx(oracle.shaped_return + 1.0)
     assert oracle.shaped_return > 0 and any(n.startswith("milestone:") for n in oracle.components)

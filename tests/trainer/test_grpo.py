@@ -25,6 +25,9 @@ def test_env_failures_are_dropped_from_metrics_and_counted():
     assert m["success_rate"] == 0.25 and m["mean_reward"] == pytest.approx(0.35)
     assert m["frac_reward_zero_std"] == 0.5   # the second group has no reward variance
     assert m["action_validity"] == 1.0 and m["episode_length"] == 3
+    assert m["success_rate_strict"] == 0.0   # agisdk's successes are not strict ones unless the checks say so
+    strict = step_metrics([[EpisodeSummary(1.0, True, 3, 3, 0, False, True), ok(1.0, True)]])
+    assert strict["success_rate"] == 1.0 and strict["success_rate_strict"] == 0.5
 
 
 @pytest.fixture(scope="module")

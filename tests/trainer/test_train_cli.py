@@ -202,3 +202,12 @@ def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
     assert eval_label(real) == "greedy, the 11 training tasks (REAL replicas: not held out)"
     rows = [{"step": 1, "success_rate": 0.1, "eval_success_rate_untrained": 0.0}, {"step": 2, "eval_success_rate": 0.5}]
     assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real)).stat().st_size > 0
+
+
+def test_success_flag_picks_the_verdict_the_bonus_follows(submitted):
+    from halo.cli.main import main
+
+    assert main(["train", "--steps", "1"]) == 0 and main(["train", "--steps", "1", "--success", "strict"]) == 0
+    agisdk, strict = submitted
+    assert "strict_success" not in agisdk.reward_overrides and agisdk.extra["success"] == "agisdk"
+    assert strict.reward_overrides == {**agisdk.reward_overrides, "strict_success": 1.0} and strict.extra["success"] == "strict"

@@ -36,6 +36,7 @@ class PageElement:
     interactive: bool = True
     focused: bool = False
     depth: int = 0                      # nesting depth in the flattened tree
+    states: tuple[str, ...] = ()        # true ARIA states: "pressed", "checked", "selected", "expanded"
 
     @property
     def label(self) -> str:
@@ -53,7 +54,7 @@ class PageElement:
 def element_to_proto(e: PageElement) -> cpb.Element:
     return cpb.Element(
         bid=e.bid, role=e.role, name=e.name, value=e.value, bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
-        visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+        visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth, states=e.states,
     )
 
 
@@ -61,6 +62,7 @@ def element_from_proto(e: cpb.Element) -> PageElement:
     return PageElement(
         bid=e.bid, role=e.role, name=e.name, value=e.value, x=e.bbox.x, y=e.bbox.y, width=e.bbox.width,
         height=e.bbox.height, visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+        states=tuple(e.states),
     )
 
 

@@ -26,6 +26,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from halo.cli.flags import deprecated_alias
+from halo.cli.train import SUCCESS_CHOICES, SUCCESS_HELP, success_overrides
 from halo.evaluation.modes import MODES
 from halo.runs.context import ServiceTargets
 
@@ -57,6 +58,7 @@ def run_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--mode", choices=list(MODES), help="what to evaluate (route + adapter)")
     p.add_argument("--tasks", default="", help="comma-separated task ids, site names, or 'all' (REAL v2 tasks with a replica)")
+    p.add_argument("--success", default="agisdk", choices=SUCCESS_CHOICES, help=SUCCESS_HELP)
     p.add_argument("--seeds", default="0", help="seeds per task: 0,1,2 or 0-4 (default 0)")
     p.add_argument("--workers", type=int, default=4, help="episodes run in parallel")
     max_actions = p.add_argument("--max-actions", type=int, default=0, metavar="N",
@@ -182,6 +184,7 @@ async def _run(args: argparse.Namespace) -> int:
             weights=resolved.weights, tasks=[t for t in args.tasks.split(",") if t], seeds=parse_seeds(args.seeds),
             max_steps=args.max_actions or DEFAULT_MAX_STEPS.get(args.mode, 70), workers=max(1, args.workers),
             temperature=args.temperature, screenshots=_screenshots(args),
+            reward_overrides=success_overrides(args.success, {}),
         )
     args.eval_id = spec.eval_id   # for the message after Ctrl-C
     targets = None

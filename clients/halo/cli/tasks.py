@@ -1,5 +1,6 @@
 """`halo tasks list` (the task registry), `halo tasks verify` (a table per replica task: oracle,
-no-op and wrong attempts, scored by agisdk) and `halo tasks reach` (which tasks the embedded
+no-op and wrong attempts, scored by agisdk), `halo tasks audit` (which near misses agisdk
+accepts, and how strict success scores them) and `halo tasks reach` (which tasks the embedded
 policy's candidates can solve at all)."""
 
 from __future__ import annotations
@@ -61,6 +62,56 @@ async def run_verify(site: str = "") -> int:
     passed = sum(r.ok for r in rows)
     console.print(f"{passed}/{len(rows)} tasks verified")
     return 0 if passed == len(rows) else 1
+
+
+async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", lenient_only: bool = False) -> int:
+    from halo.cli.audit import audit_tasks
+    from halo.cli.curriculum import suite
+    from halo.cli.stack import LocalStack
+    from halo.client.env import EnvClient
+    from halo.runtime.logging import configure_logging
+    from halo.tasks.registry import default_registry
+
+    configure_logging("warning")   # the table is the output
+    registry = default_registry()
+    if task_ids or suite_name:
+        ids = [t for t in task_ids.split(",") if t] if task_ids else suite(suite_name).select()
+        tasks = [registry.get(t) for t in ids]
+    else:
+        tasks = [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
+    async with LocalStack(env_overrides={"pool_size": 4}) as stack:
+        async with EnvClient(stack.env_target) as env:
+            with Progress(console=console, transient=True) as progress:
+                bar = progress.add_task("auditing", total=len(tasks))
+                rows = await audit_tasks(env, tasks, sessions=4, on_row=lambda _row: progress.advance(bar))
+    table = Table(title="grader audit: near misses scored by agisdk's script and by strict success "
+                        "(agisdk AND configs/strict_checks.yaml)")
+    for col in ("task", "oracle agisdk/strict", "near misses", "agisdk accepts", "strict ok"):
+        table.add_column(col, overflow="fold")
+
+    def pair(s) -> str:
+        return "-" if s is None else f"{s.agisdk:d}/{s.strict:d}"
+
+    for row in rows:
+        if lenient_only and not row.lenient:
+            continue
+        accepted = "; ".join(row.lenient) or "-"
+        errors = [f"{label}: {s.attempt.errors[0]}" for label, s in row.near_misses.items() if s.attempt.errors]
+        if not row.task.scorable:   # agisdk cannot score it (an empty script): nothing to audit
+            verdict = f"unscorable: {row.task.notes}"
+        else:
+            verdict = ("[green]yes[/green]" if row.sound_under_strict else "[red]NO[/red]") + (" " + "; ".join(errors) if errors else "")
+        table.add_row(row.task.id, pair(row.oracle), str(len(row.near_misses)),
+                      f"[yellow]{accepted}[/yellow]" if row.lenient else "-", verdict)
+    console.print(table)
+    lenient = [r for r in rows if r.lenient]
+    scorable = [r for r in rows if r.task.scorable]
+    sound = sum(r.sound_under_strict for r in scorable)
+    misses = sum(len(r.near_misses) for r in rows)
+    console.print(f"{len(rows)} tasks, {misses} near misses: agisdk accepts {sum(len(r.lenient) for r in rows)} of them "
+                  f"in {len(lenient)} tasks; strict success: oracle 1 and every near miss 0 in {sound}/{len(scorable)} "
+                  f"scorable tasks" + (f" ({len(rows) - len(scorable)} unscorable)" if len(scorable) < len(rows) else ""))
+    return 0 if sound == len(scorable) else 1
 
 
 async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") -> int:
@@ -134,6 +185,14 @@ def add_parser(sub) -> None:
     tv = tasks_sub.add_parser("verify", help="run each replica task's oracle, no-op and wrong attempt, scored by agisdk")
     tv.add_argument("--site", default="", help="only this site (all replica sites when empty)")
     tv.set_defaults(run=lambda args: asyncio.run(run_verify(args.site)))
+
+    ta = tasks_sub.add_parser("audit", help="run each replica task's oracle and labelled near misses; print which near "
+                                            "misses agisdk's script accepts and how strict success scores them")
+    ta.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
+    ta.add_argument("--suite", default="", help="the tasks of a training suite (halo train --suite), e.g. real-easy")
+    ta.add_argument("--tasks", default="", help="comma-separated task ids")
+    ta.add_argument("--lenient-only", action="store_true", help="list only the tasks where agisdk accepts a near miss")
+    ta.set_defaults(run=lambda args: asyncio.run(run_audit(args.site, args.suite, args.tasks, args.lenient_only)))
 
     tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
                                             "which tasks it can solve at all")

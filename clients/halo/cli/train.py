@@ -31,7 +31,7 @@ BACKEND_SPELLING = Spelling("--backend", ["embedded", "tinker", "local_lora"], {
 
 
 def _describe(values: dict[str, float]) -> str:
-    keys = ("mean_reward", "success_rate", "eval_success_rate", "frac_reward_zero_std", "action_validity")
+    keys = ("mean_reward", "success_rate", "success_rate_strict", "eval_success_rate", "frac_reward_zero_std", "action_validity")
     return "  ".join(f"{k}={values[k]:.2f}" for k in keys if k in values)
 
 
@@ -258,6 +258,20 @@ def _json_object(text: str, flag: str) -> dict:
     return values
 
 
+#: The reward weight that makes the success bonus follow strict success (halo.reward.config.Weights).
+STRICT_SUCCESS_WEIGHT = "strict_success"
+SUCCESS_CHOICES = ("agisdk", "strict")
+SUCCESS_HELP = ("which verdict pays the success bonus: agisdk (REAL's eval scripts, comparable with REAL's numbers) or "
+                "strict (agisdk AND HALO's per-task checks, configs/strict_checks.yaml); both are always reported")
+
+
+def success_overrides(success: str, overrides: dict[str, float]) -> dict[str, float]:
+    """The run's reward overrides with the success verdict it trains (or is scored) on."""
+    if success not in SUCCESS_CHOICES:
+        raise SystemExit(f"--success: {success!r} is not one of {', '.join(SUCCESS_CHOICES)}")
+    return {**overrides, STRICT_SUCCESS_WEIGHT: 1.0} if success == "strict" else dict(overrides)
+
+
 def _reward_overrides(text: str) -> dict[str, float]:
     try:
         return {str(k): float(v) for k, v in _json_object(text, "--reward-overrides").items()}
@@ -322,6 +336,8 @@ def run(args: argparse.Namespace) -> int:
                "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
     )
     spec.extra |= model_extra
+    spec.reward_overrides = success_overrides(args.success, spec.reward_overrides)
+    spec.extra["success"] = args.success
     if "eval_seeds" in suite_defaults:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
     spec.extra |= suite_defaults.get("extra", {})
@@ -422,6 +438,7 @@ def add_parser(sub) -> None:
     train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
                             "new layouts on the playground, the same pages on a REAL replica)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
+    train.add_argument("--success", default="agisdk", choices=SUCCESS_CHOICES, help=SUCCESS_HELP)
     train.add_argument("--reward-overrides", default=None, metavar="JSON",
                        help='reward weights for this run by configs/rewards.yaml name, e.g. \'{"loop_penalty": -1.0, '
                             '"milestone:playground.name_saved": 0.5}\' (embedded default: {"novelty_bonus": 0.05}; \'{}\': none)')

@@ -48,7 +48,7 @@ def summary_metrics(episodes: list[dict[str, Any]]) -> dict[str, float]:
     out: dict[str, float] = {}
     for r in site_rows(episodes):
         if r.name == ALL:
-            out |= {"success_rate": r.success_rate, "episodes": float(r.episodes), "episode_length": r.mean_steps,
+            out |= {"success_rate": r.success_rate, "success_rate_strict": r.success_rate_strict, "episodes": float(r.episodes), "episode_length": r.mean_steps,
                     "action_validity": r.validity, "mean_reward": r.mean_return, "env_failures": float(r.env_failures)}
         else:
             out[f"success_rate/{r.name}"] = r.success_rate

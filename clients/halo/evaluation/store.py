@@ -165,7 +165,7 @@ class EvalStore:
             "task_id": episode.task_id, "seed": episode.seed, "key": final.name,
             "site": task.site if task is not None else episode.task_id.split("-")[0],
             "goal": task.goal if task is not None else "", "mode": mode,
-            "success": episode.success, "scorable": episode.scorable,
+            "success": episode.success, "success_strict": episode.success_strict, "scorable": episode.scorable,
             "env_failure": episode.env_failure or bool(error), "env_failure_reason": episode.env_failure_reason or error,
             "return": _r(episode.ret), "success_bonus": episode.success_bonus, "length": episode.length,
             "valid_actions": episode.valid_actions, "validity": episode.valid_actions / episode.length if episode.length else 0.0,

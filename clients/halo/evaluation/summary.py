@@ -27,6 +27,8 @@ class Row:
     env_failures: int
     unscorable: int
     site: str = ""
+    successes_strict: int = 0
+    success_rate_strict: float = math.nan   # agisdk AND HALO's strict checks; nan when nothing was scored
 
     def as_dict(self) -> dict[str, Any]:
         return self.__dict__.copy()
@@ -41,6 +43,7 @@ def aggregate(name: str, episodes: Sequence[dict[str, Any]], site: str = "") -> 
     scored = [e for e in finished if e.get("scorable", True)]
     steps = sum(e["length"] for e in finished)
     successes = sum(bool(e["success"]) for e in scored)
+    strict = sum(bool(e.get("success_strict")) for e in scored)   # episodes stored before strict success: 0
     return Row(
         name=name, episodes=len(episodes), scored=len(scored), successes=successes,
         success_rate=successes / len(scored) if scored else math.nan,
@@ -48,6 +51,7 @@ def aggregate(name: str, episodes: Sequence[dict[str, Any]], site: str = "") -> 
         validity=sum(e["valid_actions"] for e in finished) / steps if steps else math.nan,
         mean_return=mean_of([e["return"] for e in finished]),
         env_failures=len(episodes) - len(finished), unscorable=len(finished) - len(scored), site=site,
+        successes_strict=strict, success_rate_strict=strict / len(scored) if scored else math.nan,
     )
 
 
@@ -75,12 +79,14 @@ def num(x: float, digits: int = 1) -> str:
     return "–" if math.isnan(x) else f"{x:.{digits}f}"
 
 
-SITE_HEADER = ["site", "episodes", "success rate", "successes", "mean steps", "validity", "mean return", "env failures"]
+SITE_HEADER = ["site", "episodes", "success rate", "successes", "strict success", "mean steps", "validity", "mean return",
+               "env failures"]
 
 
 def site_cells(r: Row) -> list[str]:
     name = f"**{r.name}**" if r.name == ALL else r.name
-    return [name, str(r.episodes), pct(r.success_rate), f"{r.successes}/{r.scored}", num(r.mean_steps), pct(r.validity),
+    return [name, str(r.episodes), pct(r.success_rate), f"{r.successes}/{r.scored}",
+            f"{pct(r.success_rate_strict)} ({r.successes_strict}/{r.scored})", num(r.mean_steps), pct(r.validity),
             num(r.mean_return, 2), str(r.env_failures)]
 
 

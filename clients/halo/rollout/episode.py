@@ -62,7 +62,8 @@ class Episode:
     task_id: str
     seed: int
     transitions: list[Transition] = field(default_factory=list)
-    success: bool = False
+    success: bool = False              # agisdk's verdict (REAL's scoring)
+    success_strict: bool = False       # agisdk's verdict AND HALO's strict checks (docs/reference/graders.md)
     success_bonus: float = 0.0
     env_failure: bool = False
     env_failure_reason: str = ""
@@ -180,6 +181,7 @@ async def run_episode(
             state_json, episode.final_message = state.state_json, state.final_message
         evaluation = await reward.evaluate(task_id, state_json, episode.final_message, episode_id=session_id)
         episode.success, episode.success_bonus, episode.scorable = evaluation.success, evaluation.success_bonus, evaluation.scorable
+        episode.success_strict = evaluation.success_strict
         episode.eval_details = [f"{d.description}: {'pass' if d.passed else 'fail'} {d.output or d.error}".strip()
                                 for d in evaluation.details]
         episode.timings |= {"evaluate_s": clock() - t0, "total_s": clock() - started}

@@ -29,10 +29,11 @@ class EpisodeSummary:
     valid_actions: int
     tokens: int
     env_failure: bool
+    success_strict: bool = False   # agisdk AND HALO's strict checks
 
 
 def step_metrics(groups: Sequence[Sequence[EpisodeSummary]]) -> dict[str, float]:
-    """mean_reward, reward_std, frac_reward_zero_std, success_rate, action_validity, episode_length,
+    """mean_reward, reward_std, frac_reward_zero_std, success_rate (agisdk), success_rate_strict, action_validity, episode_length,
     tokens, env_failures — over the episodes kept for learning (env failures are counted, not used)."""
     kept = [e for g in groups for e in g if not e.env_failure]
     failures = sum(e.env_failure for g in groups for e in g)
@@ -44,6 +45,7 @@ def step_metrics(groups: Sequence[Sequence[EpisodeSummary]]) -> dict[str, float]
         "reward_std": statistics.pstdev(returns) if len(returns) > 1 else 0.0,
         "frac_reward_zero_std": (sum(zero_std) / len(zero_std)) if zero_std else 1.0,
         "success_rate": (sum(e.success for e in kept) / len(kept)) if kept else 0.0,
+        "success_rate_strict": (sum(e.success_strict for e in kept) / len(kept)) if kept else 0.0,
         "action_validity": (sum(e.valid_actions for e in kept) / steps) if steps else 0.0,
         "episode_length": (steps / len(kept)) if kept else 0.0,
         "tokens": float(sum(e.tokens for e in kept)),

@@ -49,7 +49,7 @@ PRIME_NEXT_STEP = False
 
 
 def summarize(e: Episode) -> EpisodeSummary:
-    return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure)
+    return EpisodeSummary(e.ret, e.success, e.length, e.valid_actions, e.tokens, e.env_failure, e.success_strict)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", ev
     ax_reward.set_ylabel("reward")
     ax_reward.grid(alpha=0.3)
     ax_reward.legend()
-    ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate")
+    ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate (agisdk)")
+    if any("success_rate_strict" in r for r in rows):
+        ax_success.plot(steps, [r.get("success_rate_strict", 0.0) for r in rows], marker="^", linestyle="--", color="tab:olive",
+                        label="strict success rate")
     if any("eval_success_rate" in r for r in rows):
         ev = [(0, r["eval_success_rate_untrained"]) for r in rows if "eval_success_rate_untrained" in r]
         ev += [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]

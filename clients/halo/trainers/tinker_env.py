@@ -286,7 +286,8 @@ class HaloBrowserEnv(Env):
             "episode_length": float(len(self.history)), f"{STOP_METRIC_PREFIX}{stop.value}": 1.0,
         }
         logs["evaluation"] = "; ".join(f"{d.description}: {'pass' if d.passed else 'fail'}" for d in evaluation.details)[:800]
-        self.summary = EpisodeSummary(self.total_reward, evaluation.success, len(self.history), self.valid_actions, self.action_tokens, False)
+        self.summary = EpisodeSummary(self.total_reward, evaluation.success, len(self.history), self.valid_actions, self.action_tokens, False,
+                                      evaluation.success_strict)
         return StepResult(reward, True, tinker.ModelInput.empty(), self.renderer.get_stop_sequences(), metrics, logs)
 
     async def close(self) -> None:

@@ -246,7 +246,7 @@ class BoundingBox(_message.Message):
     def __init__(self, x: _Optional[float] = ..., y: _Optional[float] = ..., width: _Optional[float] = ..., height: _Optional[float] = ...) -> None: ...
 
 class Element(_message.Message):
-    __slots__ = ("bid", "role", "name", "value", "bbox", "visible", "interactive", "focused", "depth")
+    __slots__ = ("bid", "role", "name", "value", "bbox", "visible", "interactive", "focused", "depth", "states")
     BID_FIELD_NUMBER: _ClassVar[int]
     ROLE_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -256,6 +256,7 @@ class Element(_message.Message):
     INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
     FOCUSED_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
     bid: str
     role: str
     name: str
@@ -265,7 +266,8 @@ class Element(_message.Message):
     interactive: bool
     focused: bool
     depth: int
-    def __init__(self, bid: _Optional[str] = ..., role: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ..., bbox: _Optional[_Union[BoundingBox, _Mapping]] = ..., visible: _Optional[bool] = ..., interactive: _Optional[bool] = ..., focused: _Optional[bool] = ..., depth: _Optional[int] = ...) -> None: ...
+    states: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, bid: _Optional[str] = ..., role: _Optional[str] = ..., name: _Optional[str] = ..., value: _Optional[str] = ..., bbox: _Optional[_Union[BoundingBox, _Mapping]] = ..., visible: _Optional[bool] = ..., interactive: _Optional[bool] = ..., focused: _Optional[bool] = ..., depth: _Optional[int] = ..., states: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Tab(_message.Message):
     __slots__ = ("url", "title", "active")

@@ -128,7 +128,7 @@ class EvalDetail(_message.Message):
     def __init__(self, index: _Optional[int] = ..., kind: _Optional[_Union[_common_pb2.EvalKind, str]] = ..., passed: _Optional[bool] = ..., description: _Optional[str] = ..., output: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class EvaluationResult(_message.Message):
-    __slots__ = ("task_id", "success", "score", "details", "env_failure", "scorable", "duration", "success_bonus")
+    __slots__ = ("task_id", "success", "score", "details", "env_failure", "scorable", "duration", "success_bonus", "success_strict", "strict_failed")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
@@ -137,6 +137,8 @@ class EvaluationResult(_message.Message):
     SCORABLE_FIELD_NUMBER: _ClassVar[int]
     DURATION_FIELD_NUMBER: _ClassVar[int]
     SUCCESS_BONUS_FIELD_NUMBER: _ClassVar[int]
+    SUCCESS_STRICT_FIELD_NUMBER: _ClassVar[int]
+    STRICT_FAILED_FIELD_NUMBER: _ClassVar[int]
     task_id: str
     success: bool
     score: float
@@ -145,7 +147,9 @@ class EvaluationResult(_message.Message):
     scorable: bool
     duration: _duration_pb2.Duration
     success_bonus: float
-    def __init__(self, task_id: _Optional[str] = ..., success: _Optional[bool] = ..., score: _Optional[float] = ..., details: _Optional[_Iterable[_Union[EvalDetail, _Mapping]]] = ..., env_failure: _Optional[bool] = ..., scorable: _Optional[bool] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., success_bonus: _Optional[float] = ...) -> None: ...
+    success_strict: bool
+    strict_failed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, task_id: _Optional[str] = ..., success: _Optional[bool] = ..., score: _Optional[float] = ..., details: _Optional[_Iterable[_Union[EvalDetail, _Mapping]]] = ..., env_failure: _Optional[bool] = ..., scorable: _Optional[bool] = ..., duration: _Optional[_Union[datetime.timedelta, _duration_pb2.Duration, _Mapping]] = ..., success_bonus: _Optional[float] = ..., success_strict: _Optional[bool] = ..., strict_failed: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class EndEpisodeRequest(_message.Message):
     __slots__ = ("episode_id",)

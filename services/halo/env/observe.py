@@ -4,10 +4,15 @@ The AXTree is computed in the page by one JS function (one round trip): it walks
 gives every element a `data-halo-bid` attribute the first time it is seen (so a bid stays the
 same for the life of the element, across observations), and returns the elements worth showing
 an agent: interactive ones and those carrying text, with their ARIA role, accessible name,
-value and box. The text form, one line per element, is what language models read:
+value, states and box. The text form, one line per element, is what language models read:
 
     [12] button "Add to Cart"
     [13] textbox "Search" value="headphones" focused
+    [14] button "Wifi" pressed
+
+States are the ARIA states a click changes (as Playwright's aria snapshot names them): pressed
+(aria-pressed), checked (aria-checked, or a checked native checkbox/radio), selected (aria-selected,
+a chosen option), expanded (aria-expanded); each is shown only when true.
 """
 
 from __future__ import annotations
@@ -105,7 +110,13 @@ _AXTREE_JS = r"""
       else if (el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio")) value = el.checked ? "checked" : "";
       else if ("value" in el && typeof el.value === "string" && el.tagName !== "BUTTON" && el.tagName !== "LI" && el.tagName !== "OPTION") value = el.value;
       const name = interactive || role === "heading" || role === "img" ? nameOf(el, role) : text;
-      out.push({bid, role: role || "text", name: cut(name, 100), value: cut(value, 100),
+      const states = [];
+      const native = el.tagName === "INPUT" && (el.type === "checkbox" || el.type === "radio");
+      if (el.getAttribute("aria-pressed") === "true") states.push("pressed");
+      if (el.getAttribute("aria-checked") === "true" || (native && el.checked)) states.push("checked");
+      if (el.getAttribute("aria-selected") === "true" || (el.tagName === "OPTION" && el.selected)) states.push("selected");
+      if (el.getAttribute("aria-expanded") === "true") states.push("expanded");
+      out.push({bid, role: role || "text", name: cut(name, 100), value: cut(value, 100), states,
         x: r.x, y: r.y, width: r.width, height: r.height, visible, interactive: !!interactive,
         focused: el === focused, depth});
       shown = true;
@@ -134,6 +145,7 @@ class ElementInfo:
     interactive: bool
     focused: bool
     depth: int
+    states: tuple[str, ...] = ()
 
     @property
     def center(self) -> tuple[float, float]:
@@ -143,8 +155,9 @@ class ElementInfo:
         parts = [f"{'  ' * self.depth}[{self.bid}] {self.role}"]
         if self.name:
             parts.append(f'"{self.name}"')
-        if self.value:
-            parts.append(f'value="{self.value}"')
+        if self.value and not (self.value == "checked" and "checked" in self.states):
+            parts.append(f'value="{self.value}"')   # a native checkbox's value="checked" is the state
+        parts.extend(self.states)
         if self.focused:
             parts.append("focused")
         if not self.visible:
@@ -192,7 +205,7 @@ class ObserveOptions:
 
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
     raw = await page.evaluate(_AXTREE_JS, max_elements)
-    return [ElementInfo(**item) for item in raw]
+    return [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
 
 
 def is_navigation_race(exc: Exception) -> bool:

@@ -48,7 +48,7 @@ def observation_to_proto(obs: PageObservation) -> cpb.Observation:
             cpb.Element(
                 bid=e.bid, role=e.role, name=e.name, value=e.value,
                 bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
-                visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth,
+                visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth, states=e.states,
             )
             for e in obs.elements
         ],

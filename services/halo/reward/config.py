@@ -57,6 +57,8 @@ class Weights(BaseModel):
     loop_penalty: float = -0.5
     progress_weight: float = 1.0
     success_bonus: float = 1.0
+    strict_success: float = Field(0, ge=0, le=1, description="1: pay success_bonus on strict success (agisdk AND "
+                                  "configs/strict_checks.yaml, halo train --success strict); 0: on agisdk's verdict")
 
 
 class _Strict(BaseModel):

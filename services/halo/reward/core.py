@@ -19,6 +19,7 @@ from halo.reward.config import RewardConfig, RewardSettings, load_config
 from halo.reward.evaluator import EvalOutcome, Evaluation, evaluate_async, needs_judge
 from halo.reward.judge import GatewayJudge, Judge
 from halo.reward.pages import PageSnapshot
+from halo.reward.strict import load_checks
 from halo.reward.shaping import Breakdown, Episode, score_transition
 from halo.reward.transition import Transition
 from halo.runtime.errors import AlreadyExists, FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted
@@ -104,6 +105,8 @@ class FinalEvaluation:
     scorable: bool = True
     duration_s: float = 0.0
     success_bonus: float = 0.0
+    success_strict: bool = False              # success AND the task's strict checks (halo.reward.strict)
+    strict_failed: list[str] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -123,6 +126,7 @@ class RewardCore:
             judge = GatewayJudge(settings.judge_target, model=settings.judge_model, token=settings.judge_token,
                                  tls_ca=settings.judge_tls_ca, timeout_s=settings.judge_timeout_s)
         self.judge = judge
+        self.strict_checks = load_checks()   # configs/strict_checks.yaml: a bad rule fails at start, not mid-run
         self.episodes = EpisodeStore(settings.episode_ttl_s, settings.max_episodes, clock)
         self.clock = clock
         self._scripts = asyncio.Semaphore(settings.eval_concurrency)
@@ -211,10 +215,12 @@ class RewardCore:
                 "(start the reward service with --judge-target pointing at the policy gateway)"
             )
         evaluation = await evaluate_async(task, state, final_message, self.judge, self._run_script)
-        bonus = self._pay_success(episode, evaluation)
+        strict = self.strict_checks.verdict(task.id, evaluation.success, state)
+        bonus = self._pay_success(episode, evaluation, strict.success)
         self._record(task, evaluation)
         return FinalEvaluation(
             task.id, evaluation.success, evaluation.details, False, evaluation.scorable, evaluation.duration_s, bonus,
+            strict.success, strict.failed,
         )
 
     def _task_for(self, task_id: str, episode: Episode | None) -> TaskSpec:
@@ -227,8 +233,11 @@ class RewardCore:
             raise InvalidArgument(f"episode {episode.id!r} is for task {episode.task.id}, not {task.id}")
         return task
 
-    def _pay_success(self, episode: Episode | None, evaluation: Evaluation) -> float:
-        if episode is None or not evaluation.success or episode.success_paid:
+    def _pay_success(self, episode: Episode | None, evaluation: Evaluation, strict_success: bool) -> float:
+        """The success bonus, on the verdict the episode's config names (`strict_success` weight:
+        1 = strict success, 0 = agisdk's)."""
+        success = strict_success if episode is not None and episode.config.weights.strict_success else evaluation.success
+        if episode is None or not success or episode.success_paid:
             return 0.0   # evaluating the same success twice pays once
         episode.success_paid = True
         bonus = episode.config.weights.success_bonus

@@ -62,7 +62,8 @@ class PageSnapshot:
         if self.elements:
             for el in self.elements:
                 value = el.value if el.role in DISCRETE_VALUE_ROLES else ""
-                lines.append(f"{el.depth}|{el.role}|{_DIGITS.sub('#', el.name)}|{value}")
+                # A toggle's state (pressed, selected, expanded) is part of where the agent is.
+                lines.append(f"{el.depth}|{el.role}|{_DIGITS.sub('#', el.name)}|{value}|{','.join(el.states)}")
         else:   # text-less observation: the title is all we have besides the URL
             lines.append(_DIGITS.sub("#", self.title))
         return _digest(lines)

@@ -64,6 +64,7 @@ def evaluation_to_proto(result: FinalEvaluation) -> pb.EvaluationResult:
             for d in result.details
         ],
         env_failure=result.env_failure, scorable=result.scorable, duration=duration, success_bonus=result.success_bonus,
+        success_strict=result.success_strict, strict_failed=result.strict_failed,
     )
 
 

@@ -1,0 +1,86 @@
+"""The grader audit and strict success: near misses that agisdk's scripts accept (the three kinds
+the issue names: a post contradicting the goal, one of two matching items, a booking on another
+day) are driven through the env service, scored 1 by agisdk and 0 by strict success; the oracle
+scores 1 under both. Plus the strict rules themselves, on small states (no browser)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from halo.cli.audit import audit_task, near_misses
+from halo.reward.strict import Rule, load_checks, parse_checks
+from halo.sites.near_misses import KINDS, NEAR_MISSES
+from halo.sites.registry import attempts_for
+from halo.tasks.registry import default_registry
+
+#: One task per leniency the issue names, all in the real-easy curriculum.
+AUDITED = ["networkin-13", "topwork-8", "opendining-4"]
+
+
+@pytest.fixture(scope="module")
+async def audited(env):
+    sessions = asyncio.Semaphore(4)
+    rows = await asyncio.gather(*(audit_task(env, default_registry().get(t), sessions) for t in AUDITED))
+    return {row.task.id: row for row in rows}
+
+
+@pytest.mark.parametrize("task_id", AUDITED)
+async def test_agisdk_accepts_the_near_miss_and_strict_success_does_not(audited, task_id):
+    row = audited[task_id]
+    assert row.oracle.agisdk and row.oracle.strict and not row.oracle.attempt.errors
+    _, wrong = attempts_for(row.task.site, task_id)
+    assert set(row.near_misses) == set(wrong) | set(NEAR_MISSES[task_id])
+    for label, scored in row.near_misses.items():
+        assert not scored.attempt.errors, (label, scored.attempt.errors)
+        assert not scored.strict, (label, scored.attempt.state)
+        assert scored.agisdk == (label in NEAR_MISSES[task_id]), (label, scored.attempt.evaluation)
+        if label in NEAR_MISSES[task_id]:
+            assert scored.failed_checks, label          # strict said no because of a rule, not agisdk
+    assert row.lenient == list(NEAR_MISSES[task_id]) and row.sound_under_strict
+
+
+def test_every_audited_near_miss_has_a_kind_and_its_task_strict_rules():
+    checks = load_checks()
+    registry = default_registry()
+    for task_id, misses in NEAR_MISSES.items():
+        assert registry.get(task_id).replica_available
+        assert task_id in checks.rules, task_id
+        assert all(label.split(":")[0] in KINDS for label in misses), misses
+        assert set(misses).isdisjoint(near_misses(registry.get(task_id)).keys() - misses.keys())
+    assert set(checks.rules) <= {t.id for t in registry.list(replica_only=True)}
+
+
+def test_rule_kinds_on_states():
+    state = {"posts": {"1": {"text": "Finished my internship"}, "2": {"text": "no comment"}}, "jobs": [{"c": "Data"}, {"c": "Art"}],
+             "beds": 2}
+    assert Rule("all_match", "posts.*.text", "x", pattern="(?i)internship|comment").passes(state)
+    assert not Rule("all_match", "posts.*.text", "x", pattern="(?i)internship").passes(state)
+    assert not Rule("all_match", "missing.*.text", "x", pattern=".").passes(state)        # nothing found is no match
+    assert not Rule("none_match", "posts.*.text", "x", pattern=r"\bno\b").passes(state)
+    assert Rule("none_match", "missing", "x", pattern=r"\bno\b").passes(state)
+    assert Rule("count", "jobs[?c == 'Data']", "x", min=1, max=1).passes(state)
+    assert not Rule("count", "jobs", "x", max=1).passes(state)
+    assert Rule("at_least", "beds", "x", value=2).passes(state) and not Rule("at_least", "beds", "x", value=3).passes(state)
+    assert not Rule("at_least", "missing", "x", value=0).passes(state)
+
+
+def test_strict_success_never_grants_what_agisdk_refuses_and_bad_rules_fail_loudly():
+    checks = parse_checks({"tasks": {"t-1": [{"check": "at_least", "query": "n", "value": 1, "why": "one"}]}})
+    assert checks.verdict("t-1", True, {"n": 1}).success
+    assert not checks.verdict("t-1", False, {"n": 1}).success
+    assert checks.verdict("t-1", True, {"n": 0}).failed == ["one"]
+    assert checks.verdict("other", True, {}).success and not checks.verdict("other", False, {}).success
+    for bad in ({"tasks": {"t": [{"check": "similar", "query": "n", "why": ""}]}},
+                {"tasks": {"t": [{"check": "count", "query": "n[", "why": ""}]}},
+                {"tasks": {"t": []}}, {"rules": {}}):
+        with pytest.raises(ValueError):
+            parse_checks(bad)
+
+
+def test_equals_rule():
+    state = {"g": {"Adults": 2, "Children": 1, "Infants": 0}}
+    assert Rule("equals", "[g.Adults, g.Children]", "x", expected=[2, 1]).passes(state)
+    assert Rule("equals", "sum(values(g))", "x", expected=3).passes(state)
+    assert not Rule("equals", "g.Adults", "x", expected=3).passes(state)
