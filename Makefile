@@ -1,5 +1,5 @@
 # The two commands of the README, plus helpers. Every target sets up what it needs first.
-.PHONY: setup vllm tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
+.PHONY: setup vllm docker tinker-server demo demo-real test test-replicas test-tinker-server protos check-protos bench-env
 
 setup:
 	@bash scripts/setup.sh
@@ -31,7 +31,12 @@ demo: setup
 demo-real: setup
 	.venv/bin/halo train --suite real-easy
 
-test: setup vllm
+# Debian's Docker engine and a base image made from Debian's packages, for tests/deploy/test_compose_up.py
+# (docker compose up for real; no Docker Hub): about a minute once, then a check.
+docker:
+	@bash scripts/setup_docker.sh
+
+test: setup vllm docker
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
 # Every labelled wrong attempt of every REAL replica task through the env service, scored by
