@@ -93,7 +93,8 @@ def report(request: pytest.FixtureRequest, line: str) -> None:
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         reporter.write_line(f"compose-up: {line}")
-    print(f"compose-up: {line}")
+    else:
+        print(f"compose-up: {line}")
 
 
 @pytest.fixture(scope="module")
@@ -197,14 +198,15 @@ def run_file(stack: Stack, run_id: str, *path: str) -> str:
     return stack.compose("exec", "-T", "trainer", "sh", "-c", f"cat /data/runs/{run_id}/{'/'.join(path)}").stdout
 
 
-def wait_for(what: str, check, timeout: float = 600, every: float = 0.5):
+def while_running(proc: subprocess.Popen, out: Path, what: str, check, timeout: float = 600) -> None:
+    """Wait until check() holds while the `halo train` process `proc` still runs."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"timed out waiting for {what}")
+    while not check():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before {what}:\n{out.read_text()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.5)
 
 
 def test_train_submit_succeeds_across_an_env_kill_with_its_checkpoints_on_the_runs_volume(
@@ -213,7 +215,7 @@ def test_train_submit_succeeds_across_an_env_kill_with_its_checkpoints_on_the_ru
     proc = submit(stack, "--steps", "3", "--group-size", "4", "--groups-per-batch", "1", out=out)
     env = stack.address("env", 50051)
     # episodes in flight: the kill loses them
-    wait_for("the run's sessions on the env", lambda: proc.poll() is None and pool_stats(env).get("active_sessions", 0) > 0)
+    while_running(proc, out, "the run's sessions opened on the env", lambda: pool_stats(env).get("active_sessions", 0) > 0)
     stack.compose("kill", "env")
     killed = time.monotonic()
     stack.compose("up", "-d", "--wait", "--no-deps", "env", timeout=600)
@@ -240,7 +242,7 @@ def test_a_scaled_env_is_a_fleet_under_one_name(stack: Stack, tmp_path: Path, re
     out = tmp_path / "train.txt"
     # three groups per step: a step's groups are spread over the replicas group by group
     proc = submit(stack, "--steps", "3", "--group-size", "2", "--groups-per-batch", "3", out=out)
-    wait_for("sessions on all three env containers", lambda: proc.poll() is None and all(
+    while_running(proc, out, "sessions on all three env containers", lambda: all(
         pool_stats(r).get("sessions_created", 0) > before[r] for r in replicas))
     spread = {r: pool_stats(r).get("sessions_created", 0) - before[r] for r in replicas}
     victim = stack.containers("env")[-1]
