@@ -221,6 +221,13 @@ def build_images(engine: Engine, compose: list[str], log: Path) -> Built:
         seconds = time.monotonic() - started
         for name in IMAGES:
             engine.docker("tag", f"{name}:latest", f"{name}:{key}")
+        # the cache keeps one build: older hash tags go, and their layers with them (shared ones stay)
+        for name in IMAGES:
+            tags = engine.docker("image", "ls", "--format", "{{.Tag}}", name).stdout.split()
+            for old in set(tags) - {key, "latest"}:
+                engine.docker("image", "rm", f"{name}:{old}", check=False)
+        engine.docker("image", "prune", "-f", check=False)
+        engine.docker("builder", "prune", "-f", "--keep-storage", "8GB", check=False)   # BuildKit's layer cache
     for name in IMAGES:   # compose runs :latest; the hash tag is what a later run finds
         engine.docker("tag", f"{name}:{key}", f"{name}:latest")
     sizes = {name: int(engine.docker("image", "inspect", "--format", "{{.Size}}", f"{name}:{key}").stdout)
