@@ -92,10 +92,12 @@ def pool_stats(target: str) -> dict[str, int]:
 def report(request: pytest.FixtureRequest, line: str) -> None:
     """A line in pytest's output, captured or not (timings, sizes, what did not run)."""
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"compose-up: {line}")
-    else:
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
         print(f"compose-up: {line}")
+        return
+    with capture.global_and_fixture_disabled():
+        reporter.write_line(f"compose-up: {line}")
 
 
 @pytest.fixture(scope="module")
