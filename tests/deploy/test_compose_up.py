@@ -134,6 +134,15 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         context.__exit__(None, None, None)
 
 
+def test_both_ignore_files_let_in_the_same_context():
+    """deploy/Dockerfile.dockerignore (BuildKit) and .dockerignore (builders that read only that one)."""
+    def patterns(path: Path) -> list[str]:
+        return [line for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+    assert patterns(REPO / ".dockerignore") == patterns(REPO / "deploy" / "Dockerfile.dockerignore")
+    assert patterns(REPO / ".dockerignore")[0] == "*"   # an allow-list
+
+
 def test_images_are_lean_run_as_non_root_and_hold_only_the_package(stack: Stack, request: pytest.FixtureRequest):
     files = docker_engine.context_files()
     report(request, f"build context: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
