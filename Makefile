@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers (`make help` lists them). Every target sets up what
 # it needs first, and only that: `make demo` the venv and Chromium, `make test` every test tool.
 # A line `## text` after a target's name is its `make help` entry.
-.PHONY: help setup setup-test vllm checkov tinker-server demo demo-real test test-fast test-replicas test-tinker-server protos check-protos bench-env
+.PHONY: help setup setup-test vllm checkov docker tinker-server demo demo-real test test-fast test-replicas test-tinker-server protos check-protos bench-env
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,7 +46,12 @@ demo: setup ## train the embedded policy with GRPO on the playground (15-20 min 
 demo-real: setup ## the same loop on 11 REAL replica tasks (about 30 min on 2 cores)
 	.venv/bin/halo train --suite real-easy
 
-test: setup-test vllm checkov ## set up everything and run the whole test suite (what CI runs)
+# Debian's Docker engine and a base image made from Debian's packages, for tests/deploy/test_compose_up.py
+# (docker compose up for real; no Docker Hub): about a minute once, then a check.
+docker: ## Debian's Docker engine and a Debian-made base image (the compose tests)
+	@bash scripts/setup_docker.sh
+
+test: setup-test vllm checkov docker ## set up everything and run the whole test suite (what CI runs)
 	.venv/bin/python -m pytest -q -p no:cacheprovider --durations=25
 
 # The edit loop's tier: every test that needs no browser, service stack or engine (tests/conftest.py,
