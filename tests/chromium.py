@@ -38,3 +38,15 @@ def chromium_browser_pids(root: psutil.Process | None = None) -> set[int]:
 
 def chromium_all_pids(root: psutil.Process | None = None) -> set[int]:
     return {p.pid for p in chromium_processes(root)}
+
+
+def chromium_renderers(root: psutil.Process) -> list[psutil.Process]:
+    """The renderer processes under `root` (one or more per page): what an OOM killer takes first."""
+    found = []
+    for proc in chromium_processes(root):
+        try:
+            if "--type=renderer" in proc.cmdline():
+                found.append(proc)
+        except psutil.NoSuchProcess:
+            continue
+    return found

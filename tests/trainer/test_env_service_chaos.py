@@ -35,7 +35,7 @@ from halo.trainer.store import RunRecord, RunState
 from halo.runs.context import ServiceTargets
 from halo.cli.registry import resolve_trainer
 from halo.runs.spec import RunSpec
-from tests.chromium import chromium_browser_pids
+from tests.chromium import chromium_browser_pids, chromium_renderers
 
 
 def free_port() -> int:
@@ -329,17 +329,6 @@ async def test_sites_server_and_a_chromium_killed_mid_training_are_env_failures_
           + "; ".join(sorted({e.env_failure_reason.splitlines()[0][:90] for e in lost})))
 
 
-def _renderers(env: EnvServiceProcess) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.Process(env.proc.pid).children(recursive=True):
-        try:
-            if "--type=renderer" in proc.cmdline():
-                found.append(proc)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
 async def test_creates_right_after_the_renderers_are_killed_never_get_a_dead_page(services):
     """kill -9 of every renderer (what an OOM killer does to a loaded machine): the warm contexts'
     and primed sessions' pages are dead, and creates that come at once, before or after the crash
@@ -357,7 +346,7 @@ async def test_creates_right_after_the_renderers_are_killed_never_get_a_dead_pag
         while (await client.pool_stats()).primed_sessions < 1:
             assert asyncio.get_running_loop().time() < deadline, "the hinted session was not primed"
             await asyncio.sleep(0.2)
-        renderers = _renderers(env)
+        renderers = chromium_renderers(psutil.Process(env.proc.pid))
         assert len(renderers) >= 3, renderers   # two warm pages and a primed one, at least
         for proc in renderers:
             proc.kill()

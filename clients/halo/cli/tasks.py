@@ -64,21 +64,26 @@ async def run_verify(site: str = "") -> int:
     return 0 if passed == len(rows) else 1
 
 
-async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", lenient_only: bool = False) -> int:
-    from halo.cli.audit import audit_tasks
+def _selected_tasks(site: str, suite_name: str, task_ids: str) -> list:
+    """The tasks a command names: explicit ids, a suite, else every REAL v2 replica task (of `site`)."""
     from halo.cli.curriculum import suite
-    from halo.cli.stack import LocalStack
-    from halo.client.env import EnvClient
-    from halo.runtime.logging import configure_logging
     from halo.tasks.registry import default_registry
 
-    configure_logging("warning")   # the table is the output
     registry = default_registry()
     if task_ids or suite_name:
         ids = [t for t in task_ids.split(",") if t] if task_ids else suite(suite_name).select()
-        tasks = [registry.get(t) for t in ids]
-    else:
-        tasks = [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
+        return [registry.get(t) for t in ids]
+    return [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
+
+
+async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", lenient_only: bool = False) -> int:
+    from halo.cli.audit import audit_tasks
+    from halo.cli.stack import LocalStack
+    from halo.client.env import EnvClient
+    from halo.runtime.logging import configure_logging
+
+    configure_logging("warning")   # the table is the output
+    tasks = _selected_tasks(site, suite_name, task_ids)
     async with LocalStack(env_overrides={"pool_size": 4}) as stack:
         async with EnvClient(stack.env_target) as env:
             with Progress(console=console, transient=True) as progress:
@@ -115,21 +120,13 @@ async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", le
 
 
 async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") -> int:
-    from halo.cli.curriculum import suite
     from halo.cli.reach import survey
     from halo.cli.stack import LocalStack
     from halo.client.env import EnvClient
-    from halo.tasks.registry import default_registry
-
     from halo.runtime.logging import configure_logging
 
     configure_logging("warning")   # the table is the output
-    registry = default_registry()
-    if task_ids or suite_name:
-        ids = [t for t in task_ids.split(",") if t] if task_ids else suite(suite_name).select()
-        tasks = [registry.get(t) for t in ids]
-    else:
-        tasks = [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
+    tasks = _selected_tasks(site, suite_name, task_ids)
     async with LocalStack(env_overrides={"pool_size": 2}) as stack:
         async with EnvClient(stack.env_target) as env:
             with console.status(f"walking {len(tasks)} oracles with the embedded policy's candidates"):
