@@ -38,8 +38,22 @@ def _cell(text: object) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
+#: The checkout this module runs from: defaults that are paths inside it are shown relative to it,
+#: so the page is the same in every clone.
+_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _portable(default):
+    if isinstance(default, (str, Path)) and Path(default).is_absolute():
+        try:
+            return str(Path(default).resolve().relative_to(_ROOT))
+        except ValueError:
+            return default
+    return default
+
+
 def _default(action: argparse.Action) -> str:
-    default = action.default
+    default = _portable(action.default)
     if default is None or default is argparse.SUPPRESS or default == "" or default == []:
         return ""
     if isinstance(default, bool):
@@ -103,7 +117,7 @@ def _settings_section(name: str, settings_cls) -> list[str]:
              "| flag | default | meaning |", "| --- | --- | --- |"]
     for field, info in settings_cls.model_fields.items():
         flag = "--" + field.replace("_", "-")
-        default = info.get_default(call_default_factory=True)
+        default = _portable(info.get_default(call_default_factory=True))
         if isinstance(default, bool):
             default = "true" if default else "false"
         shown = "" if default in ("", None) else f"`{default}`"
