@@ -13,14 +13,13 @@ value and box. The text form, one line per element, is what language models read
 from __future__ import annotations
 
 import asyncio
-
-import time
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from halo.errors import bounded
+from halo.env.timings import Lap, StepTimings
 
 BID_ATTRIBUTE = "data-halo-bid"
 #: Longest URL or title an observation carries (the AXTree's names and values are cut in the page).
@@ -190,9 +189,19 @@ class ObserveOptions:
     max_elements: int = 400
 
 
+# The AXTree and the document's title in one round trip.
+_AXTREE_AND_TITLE_JS = f"(maxElements) => [document.title, ({_AXTREE_JS})(maxElements)]"
+
+
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
     raw = await page.evaluate(_AXTREE_JS, max_elements)
     return [ElementInfo(**item) for item in raw]
+
+
+async def read_title_and_elements(page: Page, max_elements: int = 400) -> tuple[str, list[ElementInfo]]:
+    """The main document's title (as `page.title()` reads it) and its elements, in one round trip."""
+    title, raw = await page.evaluate(_AXTREE_AND_TITLE_JS, max_elements)
+    return title, [ElementInfo(**item) for item in raw]
 
 
 def is_navigation_race(exc: Exception) -> bool:
@@ -207,10 +216,12 @@ def is_transient(exc: Exception) -> bool:
     return is_navigation_race(exc) or "Unable to capture screenshot" in str(exc)
 
 
-async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3) -> PageObservation:
+async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3,
+                  timings: StepTimings | None = None) -> PageObservation:
+    """The page's observation; `timings` gets the AXTree, screenshot and observe phases."""
     for attempt in range(attempts):
         try:
-            return await _observe_once(page, options, tabs)
+            return await _observe_once(page, options, tabs, timings)
         except PlaywrightError as exc:
             if attempt == attempts - 1 or not is_transient(exc):
                 raise
@@ -219,24 +230,33 @@ async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], atte
     raise AssertionError("unreachable")
 
 
-async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo]) -> PageObservation:
-    start = time.perf_counter()
+async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo],
+                        timings: StepTimings | None) -> PageObservation:
+    clock = Lap()
     viewport = page.viewport_size or {"width": 1280, "height": 720}
-    elements = await read_elements(page, options.max_elements) if options.axtree else []
+    if options.axtree:
+        title, elements = await read_title_and_elements(page, options.max_elements)
+    else:
+        title, elements = await page.title(), []
+    axtree_s = clock.lap()
     screenshot = b""
-    if options.screenshot:
+    if options.screenshot:   # Chromium encodes it once, at the requested format
         if options.image_format == "jpeg":
             screenshot = await page.screenshot(type="jpeg", quality=options.jpeg_quality, animations="disabled", caret="initial")
         else:
             screenshot = await page.screenshot(type="png", animations="disabled", caret="initial")
+    screenshot_s = clock.lap()
+    duration_s = clock.total()
+    if timings is not None:
+        timings.axtree_s, timings.screenshot_s, timings.observe_s = axtree_s, screenshot_s, duration_s
     return PageObservation(
         url=bounded(page.url, MAX_PAGE_TEXT_CHARS),    # a GET form can put a megabyte into the URL
-        title=bounded(await page.title(), MAX_PAGE_TEXT_CHARS),
+        title=bounded(title, MAX_PAGE_TEXT_CHARS),
         width=viewport["width"],
         height=viewport["height"],
         screenshot=screenshot,
         image_format=options.image_format,
         elements=elements,
         tabs=tabs,
-        duration_s=time.perf_counter() - start,
+        duration_s=duration_s,
     )

@@ -17,7 +17,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
@@ -40,6 +40,9 @@ class BenchResult:
     p50_ms: float
     p95_ms: float
     pss_per_session_mb: float
+    #: service modes: p50 and p95 ms of each phase inside the service (halo.env.timings.StepTimings)
+    phases_ms: dict[str, tuple[float, float]] = field(default_factory=dict)
+    rpc_mean_ms: float = 0.0   # service modes: mean step seen by the client minus mean step inside the service
 
     @property
     def steps_per_s(self) -> float:
@@ -68,7 +71,7 @@ def _loop_actions(name_bid: str, plan_bid: str) -> list[A.Action]:
 
 
 async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id,
-                         mode: str = "service") -> BenchResult:
+                         mode: str = "service", manager=None) -> BenchResult:
     """`service`: Step only. `service+state`: Step with include_state, the reply carrying the site's
     state JSON the reward service needs (what an episode does). `service+getstate`: Step, then
     GetState for that state: the round trip an episode made per step before include_state."""
@@ -78,6 +81,7 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     mem0 = tree_pss_mb()
     created = [await env.create_session(TASK, observation=opts) for _ in range(sessions)]
     latencies: list[float] = []
+    first = len(manager.step_timings) if manager is not None else 0   # in process: the service's phases
 
     async def run(c) -> None:
         els = c.observation.elements
@@ -97,10 +101,33 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     await asyncio.gather(*(run(c) for c in created))
     seconds = time.perf_counter() - start
     mem1 = tree_pss_mb()
+    timings = list(manager.step_timings)[first:] if manager is not None else []
     for c in created:
         await env.close_session(c.session_id)
-    return BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
-                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+    result = BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+                         _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+    if timings:
+        from halo.env.timings import StepTimings
+
+        for phase in StepTimings.PHASES:
+            values = [getattr(t, f"{phase}_s") for t in timings]
+            result.phases_ms[phase] = (_percentile(values, 50) * 1e3, _percentile(values, 95) * 1e3)
+        # means add up where percentiles do not: gRPC, (de)serialisation and the client's own work
+        result.rpc_mean_ms = (statistics.fmean(latencies) - statistics.fmean(t.total_s for t in timings)) * 1e3
+    return result
+
+
+def _phase_table(results: list[BenchResult]) -> Table:
+    from halo.env.timings import StepTimings
+
+    table = Table(title="Step phases inside the env service, ms p50/p95 (rpc: mean client step - mean service step)")
+    for col in ("sessions", "mode", *StepTimings.PHASES, "rpc"):
+        table.add_column(col, justify="right")
+    for r in results:
+        if r.phases_ms:
+            table.add_row(str(r.sessions), r.mode, *(f"{r.phases_ms[p][0]:.0f}/{r.phases_ms[p][1]:.0f}" for p in StepTimings.PHASES),
+                          f"{r.rpc_mean_ms:.0f}")
+    return table
 
 
 async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_format: str, progress, task_id) -> BenchResult:
@@ -340,7 +367,8 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                                 continue
                             task = progress.add_task(f"{n} session(s): {mode}", total=n * steps)
                             if mode.startswith("service"):
-                                results.append(await _service_level(env, n, steps, image_format, progress, task, mode))
+                                results.append(await _service_level(env, n, steps, image_format, progress, task, mode,
+                                                                  stack.env_manager))
                             elif mode == "raw":
                                 results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
                             else:
@@ -372,6 +400,8 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
             table.add_row(str(n), r.mode, f"{r.steps_per_s:.1f}", f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
                           f"{r.pss_per_session_mb:.0f}", ratio)
     console.print(table)
+    if any(r.phases_ms for r in results):
+        console.print(_phase_table(results))
     _write_json(json_path, results, creates)
     return 0
 
