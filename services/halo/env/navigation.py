@@ -35,7 +35,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 TRACKER_JS = """
 (() => {
   if (window.__haloNavigation) return;
-  const tracker = window.__haloNavigation = { started: [], submits: [], requests: 0, mark: 0, inflight: new Set() };
+  // stringify: the browser's own, kept before any page script can replace it (observe.py)
+  const tracker = window.__haloNavigation = { started: [], submits: [], requests: 0, mark: 0, inflight: new Set(),
+                                              stringify: JSON.stringify };
   if (window.navigation) window.navigation.addEventListener("navigate", (e) => tracker.started.push(e));
   window.addEventListener("submit", (e) => tracker.submits.push(e));
   // the page's own requests, each by number while it is in flight (answered, failed or aborted ends it)

@@ -13,6 +13,7 @@ value and box. The text form, one line per element, is what language models read
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError
@@ -189,18 +190,27 @@ class ObserveOptions:
     max_elements: int = 400
 
 
-# The AXTree and the document's title in one round trip.
-_AXTREE_AND_TITLE_JS = f"(maxElements) => [document.title, ({_AXTREE_JS})(maxElements)]"
+# The document's title and the AXTree in one round trip, as one JSON string: Playwright's Python
+# client checks and converts an object result value by value (a few milliseconds of the event
+# loop for 400 elements), a string it hands over as is. The JSON.stringify the init script saw
+# before any page script ran (a page may replace the global one); a page whose Object or Array
+# prototype has a toJSON (that would change what stringify writes) gets the plain object back.
+_AXTREE_AND_TITLE_JS = f"""(maxElements) => {{
+  const result = [document.title, ({_AXTREE_JS})(maxElements)];
+  const stringify = (window.__haloNavigation && window.__haloNavigation.stringify) || JSON.stringify;
+  const plain = Object.prototype.toJSON === undefined && Array.prototype.toJSON === undefined;
+  return plain ? stringify(result) : result;
+}}"""
 
 
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
-    raw = await page.evaluate(_AXTREE_JS, max_elements)
-    return [ElementInfo(**item) for item in raw]
+    return (await read_title_and_elements(page, max_elements))[1]
 
 
 async def read_title_and_elements(page: Page, max_elements: int = 400) -> tuple[str, list[ElementInfo]]:
     """The main document's title (as `page.title()` reads it) and its elements, in one round trip."""
-    title, raw = await page.evaluate(_AXTREE_AND_TITLE_JS, max_elements)
+    result = await page.evaluate(_AXTREE_AND_TITLE_JS, max_elements)
+    title, raw = json.loads(result) if isinstance(result, str) else result
     return title, [ElementInfo(**item) for item in raw]
 
 

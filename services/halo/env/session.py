@@ -151,6 +151,7 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._slots = asyncio.Semaphore(settings.pool_size)
         self._reaper: asyncio.Task | None = None
+        self._probe: httpx.AsyncClient | None = None   # readiness's HTTP client
         self._creating = 0   # CreateSession calls under way
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
                                  busy=lambda: self._creating > 0)
@@ -182,9 +183,10 @@ class SessionManager:
         not answer. The env service's health status follows it, so a trainer whose episodes failed
         because the sites server went away waits for it to come back instead of rolling its step
         out again into the same outage."""
+        if self._probe is None:   # one client for every probe: a new one builds an SSL context on the event loop
+            self._probe = httpx.AsyncClient(timeout=2.0)
         try:
-            async with httpx.AsyncClient(timeout=2.0) as http:
-                response = await http.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
+            response = await self._probe.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
         except httpx.HTTPError as exc:
             return f"the sites server at {self.settings.sites_url} does not answer: {exc!r}"
         if response.status_code != 200:
@@ -199,6 +201,8 @@ class SessionManager:
         for session_id in list(self._sessions):
             await self.close_session(session_id, reason="shutdown")
         await self.pool.close()
+        if self._probe is not None:
+            await self._probe.aclose()
 
     async def _reap_forever(self) -> None:
         interval = max(0.05, min(30.0, self.settings.session_ttl_s / 4))

@@ -401,7 +401,7 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                           f"{r.pss_per_session_mb:.0f}", ratio)
     console.print(table)
     if any(r.phases_ms for r in results):
-        console.print(_phase_table(results))
+        console.print(_phase_table(results), width=max(console.width, 140))
     _write_json(json_path, results, creates)
     return 0
 
