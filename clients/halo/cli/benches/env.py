@@ -12,9 +12,12 @@ PSS (proportional RSS) per session, each mode's steps/s over raw's.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
+import socket
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -323,9 +326,45 @@ def _create_table(results: list[CreateResult], task: str, image_format: str) -> 
 MODES = ("service", "raw", "agisdk", "service+state", "service+getstate", *CREATE_MODES)
 
 
+@contextlib.asynccontextmanager
+async def sites_process(timeout_s: float = 60.0):
+    """`halo serve sites` in a process of its own, as deployed (state in memory); yields its URL.
+    In process, the sites server would share this process's interpreter with the env service and
+    the raw mode's client."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "halo.cli", "serve", "sites", "--port", str(port), "--data-dir", "",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(f"{url}/__halo/health")).status_code == 200:
+                        break
+                if proc.returncode is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the sites server process did not answer on {url}")
+                await asyncio.sleep(0.2)
+        yield url
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
 async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",
                         modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None,
-                        create_rounds: int = 5, create_task: str = "gomail-1", warm_contexts: int = 8) -> int:
+                        create_rounds: int = 5, create_task: str = "gomail-1", warm_contexts: int = 8,
+                        sites_in_process: bool = False) -> int:
     from playwright.async_api import async_playwright
 
     from halo.cli.benches.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
@@ -341,8 +380,11 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
     try:
         # the grpo modes' hints prime the next round while a round runs: room for two rounds
         pool_size = max(levels) * (2 if set(GRPO_MODES) & set(modes) else 1)
-        async with LocalStack(env_overrides={"pool_size": pool_size, "browsers": 1,
-                                             "warm_contexts": warm_contexts}) as stack:
+        async with contextlib.AsyncExitStack() as own:
+            sites_url = "" if sites_in_process else await own.enter_async_context(sites_process())
+            stack = await own.enter_async_context(LocalStack(
+                env_overrides={"pool_size": pool_size, "browsers": 1, "warm_contexts": warm_contexts},
+                sites_url=sites_url))
             async with EnvClient(stack.env_target) as env, async_playwright() as pw:
                 browser = await pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 with Progress(console=console, transient=True) as progress:
@@ -350,7 +392,7 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                     # agisdk's workers are fresh processes every level, as its harness starts them
                     warm = progress.add_task("warm-up", total=8)
                     await _service_level(env, 1, 4, image_format, progress, warm)
-                    await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
+                    await _raw_level(browser, stack.sites_url, 1, 4, image_format, progress, warm)
                     for n in levels:
                         for mode in modes:
                             if mode in CREATE_MODES:
@@ -370,9 +412,9 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                                 results.append(await _service_level(env, n, steps, image_format, progress, task, mode,
                                                                   stack.env_manager))
                             elif mode == "raw":
-                                results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
+                                results.append(await _raw_level(browser, stack.sites_url, n, steps, image_format, progress, task))
                             else:
-                                results.append(await _agisdk_level(stack.sites.url, n, steps, slow_mo, browsers_path,
+                                results.append(await _agisdk_level(stack.sites_url, n, steps, slow_mo, browsers_path,
                                                                    progress, task))
                 await browser.close()
     finally:
