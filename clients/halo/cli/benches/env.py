@@ -6,7 +6,9 @@ floor does the same with Playwright directly on one Chromium, so the ratio shows
 service (gRPC, sessions, bids, checks) costs. The agisdk mode runs the loop in agisdk's own
 environment (BrowserGym's `BrowserEnv`, one process per environment, `halo.cli.benches.agisdk_harness`),
 what a researcher gets from the REAL harness. Figures: aggregate steps/s, p50/p95 step latency,
-PSS (proportional RSS) per session, each mode's steps/s over raw's.
+PSS (proportional RSS) per session, each mode's steps/s over raw's, and for the service modes the
+p50/p95 of each phase of a step inside the service (halo.env.timings.StepTimings). The sites
+server runs in a process of its own, as deployed (`--sites-in-process`: on a thread of this one).
 """
 
 from __future__ import annotations
