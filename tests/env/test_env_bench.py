@@ -29,6 +29,14 @@ def test_halo_bench_env_runs_service_raw_and_agisdk_side_by_side(tmp_path):
     for r in results.values():
         assert r["sessions"] == 1 and r["steps"] == STEPS, r
         assert r["steps_per_s"] > 0 and 0 < r["p50_ms"] <= r["p95_ms"], r
+    # the service's steps, phase by phase, from inside the service (its StepTimings)
+    assert "Step phases inside the env service" in proc.stdout, proc.stdout
+    phases = results["service"]["phases_ms"]
+    assert set(phases) == {"action", "settle", "axtree", "screenshot", "observe", "state", "total"}, phases
+    assert all(0 < p50 <= p95 for name, (p50, p95) in phases.items() if name != "state"), phases
+    assert phases["state"] == [0, 0]   # no include_state in this mode
+    # each step inside the service is part of the same step as the client saw it
+    assert phases["observe"][0] <= phases["total"][0] <= results["service"]["p50_ms"], (phases, results["service"])
     # agisdk's environment is a Python process with a Playwright driver and two Chromiums (task +
     # chat window); a session of the service or the raw floor is one browser context
     assert results["agisdk"]["pss_per_session_mb"] > results["raw"]["pss_per_session_mb"]

@@ -67,3 +67,43 @@ async def test_aria_states_are_read_and_shown_in_the_text_form():
     lines = {e.name: e.line() for e in elements}
     assert lines["Wifi"].endswith('button "Wifi" pressed') and lines["Pool"].endswith('button "Pool"')
     assert lines["Kitchen"].endswith('checkbox "Kitchen" checked')   # the state, not also value="checked"
+
+
+PATCHED_JSON = """<!doctype html><title>patched</title>
+<script>
+  JSON.stringify = () => "[]";                                  // a page that replaces the global
+</script>
+<label>Name <input value="Ada"></label><button>Go</button>"""
+
+TO_JSON = """<!doctype html><title>tojson</title>
+<script>Array.prototype.toJSON = function () { return "not an array"; };</script>
+<label>Name <input value="Ada"></label><button>Go</button>"""
+
+
+async def test_the_axtree_survives_a_page_that_patches_json():
+    """The AXTree comes back as a JSON string (cheaper to receive): a page that replaces
+    JSON.stringify or gives arrays a toJSON must not change what the observer reads."""
+    from halo.env.navigation import TRACKER_JS
+    from halo.env.observe import read_title_and_elements
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context()
+            await context.add_init_script(TRACKER_JS)   # as every context of the pool has it
+            page = await context.new_page()
+            pages = {"/patched": PATCHED_JSON, "/tojson": TO_JSON}
+
+            async def serve(route):
+                await route.fulfill(body=pages[route.request.url.removeprefix("http://halo.test")], content_type="text/html")
+
+            await page.route("http://halo.test/*", serve)
+            read = {}
+            for path in pages:
+                await page.goto(f"http://halo.test{path}")
+                read[path.strip("/")] = await read_title_and_elements(page)
+        finally:
+            await browser.close()
+    for name, (title, elements) in read.items():
+        assert title == name
+        assert {(e.role, e.name, e.value) for e in elements} >= {("textbox", "Name", "Ada"), ("button", "Go", "")}, name

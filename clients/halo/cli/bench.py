@@ -32,6 +32,7 @@ def _env(args: argparse.Namespace) -> int:
     return asyncio.run(run_env_bench(
         [int(n) for n in args.sessions.split(",") if n], args.actions, args.image_format, args.json,
         modes, args.agisdk_slow_mo, args.create_rounds, args.create_task, args.warm_contexts,
+        args.sites_in_process,
     ))
 
 
@@ -113,6 +114,9 @@ def add_parser(sub) -> None:
                          "(GRPO-like rounds: each a burst of creates of a (task, seed) never asked for before, then "
                          "a few steps in each), create-grpo-hinted (the same, each round announcing the next one's "
                          "sessions with PrimeSessions, as the GRPO trainer does)")
+    be.add_argument("--sites-in-process", action="store_true",
+                    help="run the sites server on a thread of the bench's own process (default: a process of its "
+                         "own, as deployed, so it does not share the env service's interpreter)")
     be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
     be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
     be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")

@@ -22,6 +22,7 @@ class LocalStack:
     with_gateway: bool = False                     # also start the policy gateway (stack.gateway_target)
     gateway_overrides: dict[str, Any] = field(default_factory=lambda: {"only_routes": ["embedded"]})
     gateway_config: Any = None                     # a GatewayConfig instead of the YAML's route table
+    sites_url: str = ""                            # a sites server already running elsewhere (else one starts here)
     sites: BackgroundSitesServer | None = None
     env: RunningService | None = None
     reward: RunningService | None = None
@@ -33,9 +34,11 @@ class LocalStack:
 
         try:
             if self.with_env:
-                # in memory: this process's sessions die with it, there is nothing to serve after a restart
-                self.sites = BackgroundSitesServer(SitesSettings(port=0, data_dir="")).start()
-                settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites.url, **self.env_overrides})
+                if not self.sites_url:
+                    # in memory: this process's sessions die with it, there is nothing to serve after a restart
+                    self.sites = BackgroundSitesServer(SitesSettings(port=0, data_dir="")).start()
+                    self.sites_url = self.sites.url
+                settings = EnvSettings(**{"port": 0, "metrics_port": 0, "sites_url": self.sites_url, **self.env_overrides})
                 self.env = await start_service(build_service(settings), settings)
             if self.with_reward:
                 await self._start_reward()

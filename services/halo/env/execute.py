@@ -20,6 +20,7 @@ from halo.agent import actions as A
 from halo.errors import quoted
 from halo.env.navigation import mark_requests, settle, watcher_for
 from halo.env.observe import BID_ATTRIBUTE
+from halo.env.timings import Lap, StepTimings
 from halo.env.urlpolicy import UrlPolicy
 
 
@@ -64,11 +65,25 @@ def _pixels(page: Page, point: A.Point) -> tuple[float, float]:
     return x, y
 
 
-async def _element(page: Page, bid: str):
+def _bid_selector(bid: str) -> str:
     if not bid or not bid.strip().isdigit():
         raise ActionFailed(f"bid {quoted(bid)} is not an element id (expected a number from the AXTree)")
-    locator = page.locator(f'[{BID_ATTRIBUTE}="{bid.strip()}"]')
-    if await locator.count() == 0:
+    return f'[{BID_ATTRIBUTE}="{bid.strip()}"]'
+
+
+def _target_selector(action: A.Action) -> str:
+    """The selector of the element an element action targets ("" for other actions); a malformed
+    bid fails here, before the action touches the page."""
+    match action:
+        case A.ClickElement(bid=bid) | A.Fill(bid=bid) | A.SelectOption(bid=bid) | A.Hover(bid=bid):
+            return _bid_selector(bid)
+    return ""
+
+
+async def _element(page: Page, bid: str, found: bool | None = None):
+    """The element `bid` names; `found`: whether the page already said it has one (None: ask it)."""
+    locator = page.locator(_bid_selector(bid))
+    if found is False or found is None and await locator.count() == 0:
         raise ActionFailed(f"no element with bid {bid} on this page")
     return locator.first
 
@@ -138,18 +153,27 @@ async def click_element(page: Page, el: Locator, button: A.MouseButton, clicks: 
         await el.click(button=_BUTTONS[button], click_count=clicks, timeout=limits.action_timeout_ms, no_wait_after=True)
 
 
-async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
+async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits,
+                  timings: StepTimings | None = None) -> None:
+    """Carry `action` out and wait for what it started (`settle`); `timings` gets the action and
+    settle phases."""
+    clock = Lap()
     ended_before = watcher_for(page).ended
-    await mark_requests(page)
+    # one round trip marks the page's requests and, for an element action, finds its target
+    found = await mark_requests(page, _target_selector(action))
     try:
-        await _execute(page, action, policy, limits)
+        await _execute(page, action, policy, limits, found)
     except PlaywrightTimeout as exc:
         raise ActionFailed(f"{A.kind_of(action)} timed out: {str(exc).splitlines()[0]}") from exc
     except PlaywrightError as exc:
         if "Target page, context or browser has been closed" in str(exc) or "Target closed" in str(exc):
             raise  # the browser is gone: not the agent's fault, handled by the session as env failure
         raise ActionFailed(f"{A.kind_of(action)} failed: {str(exc).splitlines()[0]}") from exc
+    if timings is not None:
+        timings.action_s = clock.lap()
     await settle(page, ended_before, limits.navigation_timeout_ms)
+    if timings is not None:
+        timings.settle_s = clock.lap()
 
 
 def _clicks(count: int) -> int:
@@ -158,7 +182,7 @@ def _clicks(count: int) -> int:
     return max(1, count)
 
 
-async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits) -> None:
+async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecLimits, found: bool | None = None) -> None:
     t = limits.action_timeout_ms
     match action:
         case A.ClickAt(point=point, button=button, click_count=count):
@@ -168,18 +192,18 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             async with _native_popup_kept_closed(page, guarded), _maybe_new_tab(page, opens_tab and left, limits):
                 await page.mouse.click(x, y, button=_BUTTONS[button], click_count=clicks)
         case A.ClickElement(bid=bid, button=button, click_count=count):
-            clicks, el = _clicks(count), await _element(page, bid)
+            clicks, el = _clicks(count), await _element(page, bid, found)
             await click_element(page, el, button, clicks, limits)
         case A.Fill(bid=bid, text=text):
-            el = await _element(page, bid)
+            el = await _element(page, bid, found)
             await el.fill(text, timeout=t)
         case A.SelectOption(bid=bid, values=values):
-            el = await _element(page, bid)
+            el = await _element(page, bid, found)
             if not values:
                 raise ActionFailed("select_option needs at least one value")
             await el.select_option(list(values), timeout=t, no_wait_after=True)  # as for clicks
         case A.Hover(bid=bid):
-            el = await _element(page, bid)
+            el = await _element(page, bid, found)
             await el.hover(timeout=t)
         case A.HoverAt(point=point):
             await page.mouse.move(*_pixels(page, point))

@@ -29,3 +29,8 @@ CREATE_PHASE_SECONDS = Histogram(
     ["phase"], buckets=(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 2),
 )
 WARM_CONTEXTS = Gauge("halo_env_warm_contexts", "browser contexts opened ahead of CreateSession, ready now")
+STEP_PHASE_SECONDS = Histogram(
+    "halo_env_step_phase_seconds",
+    "time of one phase of Step (action, settle, axtree, screenshot, observe, state; halo.env.timings.StepTimings)",
+    ["phase"], buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 2, 5),
+)

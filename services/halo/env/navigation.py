@@ -35,7 +35,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 TRACKER_JS = """
 (() => {
   if (window.__haloNavigation) return;
-  const tracker = window.__haloNavigation = { started: [], submits: [], requests: 0, mark: 0, inflight: new Set() };
+  // stringify: the browser's own, kept before any page script can replace it (observe.py)
+  const tracker = window.__haloNavigation = { started: [], submits: [], requests: 0, mark: 0, inflight: new Set(),
+                                              stringify: JSON.stringify };
   if (window.navigation) window.navigation.addEventListener("navigate", (e) => tracker.started.push(e));
   window.addEventListener("submit", (e) => tracker.submits.push(e));
   // the page's own requests, each by number while it is in flight (answered, failed or aborted ends it)
@@ -85,7 +87,13 @@ async (waitMs) => {
 """
 
 # Before an action: requests in flight now are the page's own business (a long poll), not the action's.
-_MARK_JS = "() => { const t = window.__haloNavigation; if (t) t.mark = t.requests; }"
+# With a selector (an element action's target), resolves in the same round trip to whether an
+# element of the main document matches it.
+_MARK_JS = """(selector) => {
+  const t = window.__haloNavigation;
+  if (t) t.mark = t.requests;
+  return !selector || document.querySelector(selector) !== null;
+}"""
 
 # Resolves once every request the page started since the mark and had in flight when called has
 # ended (those it starts meanwhile are not waited for: a page that polls must not hold the action)
@@ -103,6 +111,16 @@ async (waitMs) => {
   await turn();   // `await fetch(...)` continuations run before the observation
   return pending();
 }
+"""
+
+# One round trip after an action: true when it started a navigation (`_LEAVING_JS`); otherwise false
+# once the requests it started have been answered and handled (`_REQUESTS_JS`).
+_SETTLE_JS = f"""
+async ([graceMs, waitMs]) => {{
+  if (await ({_LEAVING_JS})(graceMs)) return true;
+  await ({_REQUESTS_JS})(waitMs);
+  return false;
+}}
 """
 
 SUBMIT_GRACE_MS = 1000    # a submission's navigation task runs within a few ms; this bounds a page that cancels it late
@@ -164,26 +182,28 @@ def watcher_for(page: Page) -> NavigationWatcher:
     return watcher
 
 
-async def mark_requests(page: Page) -> None:
-    """Before an action: the page's requests in flight now are not the action's to wait for."""
-    with contextlib.suppress(PlaywrightError):   # a page that is going away has nothing to mark
-        await page.evaluate(_MARK_JS)
+async def mark_requests(page: Page, selector: str = "") -> bool | None:
+    """Before an action: the page's requests in flight now are not the action's to wait for. With
+    `selector`, also whether an element of the main document matches it, in the same round trip;
+    None when the page could not answer (it is going away: nothing to mark, nothing known)."""
+    try:
+        return await page.evaluate(_MARK_JS, selector)
+    except PlaywrightError:
+        return None
 
 
 async def settle(page: Page, ended_before: int, navigation_timeout_ms: float) -> None:
     """Let a navigation the action started commit and reach 'load'; when it started none, let the
-    requests it made the page send (since `mark_requests`) be answered and handled."""
+    requests it made the page send (since `mark_requests`) be answered and handled. One round trip
+    to the page when the action started no navigation."""
     watcher = watcher_for(page)
     try:
-        leaving = await page.evaluate(_LEAVING_JS, SUBMIT_GRACE_MS)
+        leaving = await page.evaluate(_SETTLE_JS, [SUBMIT_GRACE_MS, navigation_timeout_ms])
     except PlaywrightError:
         if page.is_closed():
             return
         leaving = True    # the document went away under us: a navigation is under way
     if leaving or watcher.requested:
         await watcher.ended_after(ended_before, navigation_timeout_ms / 1000)
-    else:
-        with contextlib.suppress(PlaywrightError):   # the document went away meanwhile: nothing to wait for
-            await page.evaluate(_REQUESTS_JS, navigation_timeout_ms)
     with contextlib.suppress(PlaywrightTimeout, PlaywrightError):
         await page.wait_for_load_state("load", timeout=navigation_timeout_ms)

@@ -18,14 +18,14 @@ a chosen option), expanded (aria-expanded); each is shown only when true.
 from __future__ import annotations
 
 import asyncio
-
-import time
+import json
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from halo.errors import bounded
+from halo.env.timings import Lap, StepTimings
 
 BID_ATTRIBUTE = "data-halo-bid"
 #: Longest URL or title an observation carries (the AXTree's names and values are cut in the page).
@@ -203,9 +203,28 @@ class ObserveOptions:
     max_elements: int = 400
 
 
+# The document's title and the AXTree in one round trip, as one JSON string: Playwright's Python
+# client checks and converts an object result value by value (a few milliseconds of the event
+# loop for 400 elements), a string it hands over as is. The JSON.stringify the init script saw
+# before any page script ran (a page may replace the global one); a page whose Object or Array
+# prototype has a toJSON (that would change what stringify writes) gets the plain object back.
+_AXTREE_AND_TITLE_JS = f"""(maxElements) => {{
+  const result = [document.title, ({_AXTREE_JS})(maxElements)];
+  const stringify = (window.__haloNavigation && window.__haloNavigation.stringify) || JSON.stringify;
+  const plain = Object.prototype.toJSON === undefined && Array.prototype.toJSON === undefined;
+  return plain ? stringify(result) : result;
+}}"""
+
+
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
-    raw = await page.evaluate(_AXTREE_JS, max_elements)
-    return [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+    return (await read_title_and_elements(page, max_elements))[1]
+
+
+async def read_title_and_elements(page: Page, max_elements: int = 400) -> tuple[str, list[ElementInfo]]:
+    """The main document's title (as `page.title()` reads it) and its elements, in one round trip."""
+    result = await page.evaluate(_AXTREE_AND_TITLE_JS, max_elements)
+    title, raw = json.loads(result) if isinstance(result, str) else result
+    return title, [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
 
 
 def is_navigation_race(exc: Exception) -> bool:
@@ -220,10 +239,12 @@ def is_transient(exc: Exception) -> bool:
     return is_navigation_race(exc) or "Unable to capture screenshot" in str(exc)
 
 
-async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3) -> PageObservation:
+async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], attempts: int = 3,
+                  timings: StepTimings | None = None) -> PageObservation:
+    """The page's observation; `timings` gets the AXTree, screenshot and observe phases."""
     for attempt in range(attempts):
         try:
-            return await _observe_once(page, options, tabs)
+            return await _observe_once(page, options, tabs, timings)
         except PlaywrightError as exc:
             if attempt == attempts - 1 or not is_transient(exc):
                 raise
@@ -232,24 +253,33 @@ async def observe(page: Page, options: ObserveOptions, tabs: list[TabInfo], atte
     raise AssertionError("unreachable")
 
 
-async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo]) -> PageObservation:
-    start = time.perf_counter()
+async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo],
+                        timings: StepTimings | None) -> PageObservation:
+    clock = Lap()
     viewport = page.viewport_size or {"width": 1280, "height": 720}
-    elements = await read_elements(page, options.max_elements) if options.axtree else []
+    if options.axtree:
+        title, elements = await read_title_and_elements(page, options.max_elements)
+    else:
+        title, elements = await page.title(), []
+    axtree_s = clock.lap()
     screenshot = b""
-    if options.screenshot:
+    if options.screenshot:   # Chromium encodes it once, at the requested format
         if options.image_format == "jpeg":
             screenshot = await page.screenshot(type="jpeg", quality=options.jpeg_quality, animations="disabled", caret="initial")
         else:
             screenshot = await page.screenshot(type="png", animations="disabled", caret="initial")
+    screenshot_s = clock.lap()
+    duration_s = clock.total()
+    if timings is not None:
+        timings.axtree_s, timings.screenshot_s, timings.observe_s = axtree_s, screenshot_s, duration_s
     return PageObservation(
         url=bounded(page.url, MAX_PAGE_TEXT_CHARS),    # a GET form can put a megabyte into the URL
-        title=bounded(await page.title(), MAX_PAGE_TEXT_CHARS),
+        title=bounded(title, MAX_PAGE_TEXT_CHARS),
         width=viewport["width"],
         height=viewport["height"],
         screenshot=screenshot,
         image_format=options.image_format,
         elements=elements,
         tabs=tabs,
-        duration_s=time.perf_counter() - start,
+        duration_s=duration_s,
     )

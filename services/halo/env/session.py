@@ -31,6 +31,7 @@ from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
 from halo.env.execute import ActionFailed, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
 from halo.env.primed import Prepared, PrimedSessions, SessionKey
+from halo.env.timings import Lap, StepTimings
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.errors import bounded, quoted
@@ -71,6 +72,7 @@ class StepOutcome:
     observe_s: float = 0.0
     state_json: str = ""               # the site's state after the action, when asked for (replicas)
     final_message: str = ""            # the final answer, once it ended the episode
+    timings: StepTimings = field(default_factory=StepTimings)   # where the step's time went
 
 
 @dataclass
@@ -149,6 +151,7 @@ class SessionManager:
         self._sessions: dict[str, Session] = {}
         self._slots = asyncio.Semaphore(settings.pool_size)
         self._reaper: asyncio.Task | None = None
+        self._probe: httpx.AsyncClient | None = None   # readiness's HTTP client
         self._creating = 0   # CreateSession calls under way
         self.warm = WarmContexts(self.pool, settings, min(settings.warm_contexts, settings.pool_size),
                                  busy=lambda: self._creating > 0)
@@ -163,6 +166,8 @@ class SessionManager:
         self.env_failures = 0
         #: the phases of the latest CreateSession calls (`halo bench env` reads them in process)
         self.create_timings: deque[CreateTimings] = deque(maxlen=4096)
+        #: the phases of the latest completed steps (`halo bench env` reads them in process)
+        self.step_timings: deque[StepTimings] = deque(maxlen=16384)
         metrics.POOL_CAPACITY.set(settings.pool_size)
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -178,9 +183,10 @@ class SessionManager:
         not answer. The env service's health status follows it, so a trainer whose episodes failed
         because the sites server went away waits for it to come back instead of rolling its step
         out again into the same outage."""
+        if self._probe is None:   # one client for every probe: a new one builds an SSL context on the event loop
+            self._probe = httpx.AsyncClient(timeout=2.0)
         try:
-            async with httpx.AsyncClient(timeout=2.0) as http:
-                response = await http.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
+            response = await self._probe.get(f"{self.settings.sites_url.rstrip('/')}/__halo/health")
         except httpx.HTTPError as exc:
             return f"the sites server at {self.settings.sites_url} does not answer: {exc!r}"
         if response.status_code != 200:
@@ -195,6 +201,8 @@ class SessionManager:
         for session_id in list(self._sessions):
             await self.close_session(session_id, reason="shutdown")
         await self.pool.close()
+        if self._probe is not None:
+            await self._probe.aclose()
 
     async def wait_idle(self, timeout_s: float, poll_s: float = 0.1) -> bool:
         """Wait until no session is open and no CreateSession is under way (True), or `timeout_s`
@@ -268,7 +276,7 @@ class SessionManager:
     ) -> tuple[Session, PageObservation]:
         task = self.registry.get(task_id)
         source, base_url = self._resolve_source(task, source)
-        timings, clock = CreateTimings(), _Lap()
+        timings, clock = CreateTimings(), Lap()
         key = SessionKey(task.id, seed, source, run_id, options)
         self.primed.asked(key, time.monotonic())
         prepared = self.primed.take(key)   # it holds a slot already: the session takes it over
@@ -404,7 +412,7 @@ class SessionManager:
         session = self._session_on(ready, task, key.source, base_url, 0, None, key.run_id)
         session.id = ""   # named when a create takes it
         try:
-            await self._setup_task(session, key.seed, key.run_id or "0", CreateTimings(), _Lap())
+            await self._setup_task(session, key.seed, key.run_id or "0", CreateTimings(), Lap())
             observation = await self._observe(session, key.options)
         except BaseException:
             await asyncio.shield(self._dispose(session))
@@ -443,7 +451,7 @@ class SessionManager:
         if not session.env_failure:
             session.env_failure = reason
 
-    async def _setup_task(self, session: Session, seed: int, run_id: str, timings: CreateTimings, clock: "_Lap") -> None:
+    async def _setup_task(self, session: Session, seed: int, run_id: str, timings: CreateTimings, clock: Lap) -> None:
         """REAL's task setup: /config for this task (fresh state for this context), then the start page."""
         task_ref = f"v2.{session.task.id}" if session.task.suite == "real-v2" else session.task.id
         config_url = f"{session.base_url}/config?run_id={run_id}&task_id={task_ref}&latency=0&seed={seed}"
@@ -491,12 +499,13 @@ class SessionManager:
                 raise FailedPrecondition(f"episode of session {session_id} is over ({session.termination.value}); create a new session")
             kind = A.kind_of(action)
             started = time.perf_counter()
+            timings = StepTimings()
             error = ""
             session.faults.reset()
             deadline = asyncio.get_running_loop().time() + self.limits.step_budget_s
             try:
                 async with asyncio.timeout_at(deadline):
-                    await execute(session.page, action, session.policy, self.limits)
+                    await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
             except PlaywrightError as exc:
@@ -525,26 +534,48 @@ class SessionManager:
                 termination = Termination.MAX_STEPS
             if termination is not Termination.NONE:
                 session.done, session.termination = True, termination
+            # the state is read while the page is observed: both read what the settled action left
+            # (its requests have reached the server), and neither changes what the other reads
+            state_read = asyncio.ensure_future(self._timed_state(session, timings)) if include_state else None
             try:
-                async with asyncio.timeout_at(deadline):
-                    obs = await self._observe(session, options)
-            except PlaywrightError as exc:
-                self._check_alive(session)
-                return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
-            except TimeoutError:
-                self._check_alive(session)
-                return await self._fail(session, session.env_failure or self._wedged(kind, "observation"))
-            state_json = ""
-            if include_state:
                 try:
-                    state_json = await self._replica_state(session)
-                except Unavailable as exc:   # the grader's state is unreadable: the environment failed
-                    return await self._fail(session, session.env_failure or f"state: {str(exc).splitlines()[0]}")
+                    async with asyncio.timeout_at(deadline):
+                        obs = await self._observe(session, options, timings)
+                except PlaywrightError as exc:
+                    self._check_alive(session)
+                    return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
+                except TimeoutError:
+                    self._check_alive(session)
+                    return await self._fail(session, session.env_failure or self._wedged(kind, "observation"))
+                state_json = ""
+                if state_read is not None:
+                    try:
+                        state_json = await state_read
+                    except Unavailable as exc:   # the grader's state is unreadable: the environment failed
+                        return await self._fail(session, session.env_failure or f"state: {str(exc).splitlines()[0]}")
+            finally:
+                if state_read is not None and not state_read.done():
+                    state_read.cancel()   # the step failed before it needed the state
             outcome = "ok" if not error else "error"
+            timings.total_s = time.perf_counter() - started
+            self._record_step(timings)
             metrics.STEPS.labels(session.task.site, kind, outcome).inc()
-            metrics.STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
+            metrics.STEP_SECONDS.labels(kind).observe(timings.total_s)
             return StepOutcome(obs, not error, error, session.done, termination, action_s=action_s, observe_s=obs.duration_s,
-                               state_json=state_json, final_message=session.final_message if session.done else "")
+                               state_json=state_json, final_message=session.final_message if session.done else "",
+                               timings=timings)
+
+    async def _timed_state(self, session: Session, timings: StepTimings) -> str:
+        clock = Lap()
+        try:
+            return await self._replica_state(session)
+        finally:
+            timings.state_s = clock.total()
+
+    def _record_step(self, timings: StepTimings) -> None:
+        self.step_timings.append(timings)
+        for phase in StepTimings.PHASES[:-1]:
+            metrics.STEP_PHASE_SECONDS.labels(phase).observe(getattr(timings, f"{phase}_s"))
 
     def _wedged(self, kind: str, phase: str) -> str:
         return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
@@ -560,8 +591,8 @@ class SessionManager:
             return f"the site did not answer in time: {error}"
         return ""
 
-    async def _observe(self, session: Session, options: ObserveOptions) -> PageObservation:
-        obs = await observe(session.page, options, session.tabs())
+    async def _observe(self, session: Session, options: ObserveOptions, timings: StepTimings | None = None) -> PageObservation:
+        obs = await observe(session.page, options, session.tabs(), timings=timings)
         obs.last_action_error = session.last_error
         obs.step_index = session.step_index
         obs.goal = session.task.goal
@@ -733,21 +764,6 @@ class SessionManager:
             "primed_sessions": self.primed.ready, "primed_starts": self.created_primed,
             "primed_unclaimed": self.primed.disposed,
         }
-
-
-class _Lap:
-    """Seconds since the previous lap (the phases of one CreateSession)."""
-
-    def __init__(self) -> None:
-        self.started = self._last = time.perf_counter()
-
-    def lap(self) -> float:
-        now = time.perf_counter()
-        elapsed, self._last = now - self._last, now
-        return elapsed
-
-    def total(self) -> float:
-        return time.perf_counter() - self.started
 
 
 def _reason_label(reason: str) -> str:

@@ -6,18 +6,23 @@ floor does the same with Playwright directly on one Chromium, so the ratio shows
 service (gRPC, sessions, bids, checks) costs. The agisdk mode runs the loop in agisdk's own
 environment (BrowserGym's `BrowserEnv`, one process per environment, `halo.cli.benches.agisdk_harness`),
 what a researcher gets from the REAL harness. Figures: aggregate steps/s, p50/p95 step latency,
-PSS (proportional RSS) per session, each mode's steps/s over raw's.
+PSS (proportional RSS) per session, each mode's steps/s over raw's, and for the service modes the
+p50/p95 of each phase of a step inside the service (halo.env.timings.StepTimings). The sites
+server runs in a process of its own, as deployed (`--sites-in-process`: on a thread of this one).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
+import socket
 import statistics
+import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import psutil
@@ -40,6 +45,9 @@ class BenchResult:
     p50_ms: float
     p95_ms: float
     pss_per_session_mb: float
+    #: service modes: p50 and p95 ms of each phase inside the service (halo.env.timings.StepTimings)
+    phases_ms: dict[str, tuple[float, float]] = field(default_factory=dict)
+    rpc_mean_ms: float = 0.0   # service modes: mean step seen by the client minus mean step inside the service
 
     @property
     def steps_per_s(self) -> float:
@@ -68,7 +76,7 @@ def _loop_actions(name_bid: str, plan_bid: str) -> list[A.Action]:
 
 
 async def _service_level(env, sessions: int, steps: int, image_format: str, progress, task_id,
-                         mode: str = "service") -> BenchResult:
+                         mode: str = "service", manager=None) -> BenchResult:
     """`service`: Step only. `service+state`: Step with include_state, the reply carrying the site's
     state JSON the reward service needs (what an episode does). `service+getstate`: Step, then
     GetState for that state: the round trip an episode made per step before include_state."""
@@ -78,6 +86,7 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     mem0 = tree_pss_mb()
     created = [await env.create_session(TASK, observation=opts) for _ in range(sessions)]
     latencies: list[float] = []
+    first = len(manager.step_timings) if manager is not None else 0   # in process: the service's phases
 
     async def run(c) -> None:
         els = c.observation.elements
@@ -97,10 +106,33 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     await asyncio.gather(*(run(c) for c in created))
     seconds = time.perf_counter() - start
     mem1 = tree_pss_mb()
+    timings = list(manager.step_timings)[first:] if manager is not None else []
     for c in created:
         await env.close_session(c.session_id)
-    return BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
-                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+    result = BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
+                         _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+    if timings:
+        from halo.env.timings import StepTimings
+
+        for phase in StepTimings.PHASES:
+            values = [getattr(t, f"{phase}_s") for t in timings]
+            result.phases_ms[phase] = (_percentile(values, 50) * 1e3, _percentile(values, 95) * 1e3)
+        # means add up where percentiles do not: gRPC, (de)serialisation and the client's own work
+        result.rpc_mean_ms = (statistics.fmean(latencies) - statistics.fmean(t.total_s for t in timings)) * 1e3
+    return result
+
+
+def _phase_table(results: list[BenchResult]) -> Table:
+    from halo.env.timings import StepTimings
+
+    table = Table(title="Step phases inside the env service, ms p50/p95 (rpc: mean client step - mean service step)")
+    for col in ("sessions", "mode", *StepTimings.PHASES, "rpc"):
+        table.add_column(col, justify="right")
+    for r in results:
+        if r.phases_ms:
+            table.add_row(str(r.sessions), r.mode, *(f"{r.phases_ms[p][0]:.0f}/{r.phases_ms[p][1]:.0f}" for p in StepTimings.PHASES),
+                          f"{r.rpc_mean_ms:.0f}")
+    return table
 
 
 async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_format: str, progress, task_id) -> BenchResult:
@@ -296,9 +328,45 @@ def _create_table(results: list[CreateResult], task: str, image_format: str) -> 
 MODES = ("service", "raw", "agisdk", "service+state", "service+getstate", *CREATE_MODES)
 
 
+@contextlib.asynccontextmanager
+async def sites_process(timeout_s: float = 60.0):
+    """`halo serve sites` in a process of its own, as deployed (state in memory); yields its URL.
+    In process, the sites server would share this process's interpreter with the env service and
+    the raw mode's client."""
+    import httpx
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "halo.cli", "serve", "sites", "--port", str(port), "--data-dir", "",
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        async with httpx.AsyncClient(timeout=2.0) as http:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await http.get(f"{url}/__halo/health")).status_code == 200:
+                        break
+                if proc.returncode is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the sites server process did not answer on {url}")
+                await asyncio.sleep(0.2)
+        yield url
+    finally:
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                await asyncio.wait_for(proc.wait(), 10)
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()
+
+
 async def run_env_bench(levels: list[int], steps: int, image_format: str, json_path: str = "",
                         modes: tuple[str, ...] = MODES, agisdk_slow_mo_ms: int | None = None,
-                        create_rounds: int = 5, create_task: str = "gomail-1", warm_contexts: int = 8) -> int:
+                        create_rounds: int = 5, create_task: str = "gomail-1", warm_contexts: int = 8,
+                        sites_in_process: bool = False) -> int:
     from playwright.async_api import async_playwright
 
     from halo.cli.benches.agisdk_harness import AGISDK_SLOW_MO_MS, playwright_browser_links
@@ -314,8 +382,11 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
     try:
         # the grpo modes' hints prime the next round while a round runs: room for two rounds
         pool_size = max(levels) * (2 if set(GRPO_MODES) & set(modes) else 1)
-        async with LocalStack(env_overrides={"pool_size": pool_size, "browsers": 1,
-                                             "warm_contexts": warm_contexts}) as stack:
+        async with contextlib.AsyncExitStack() as own:
+            sites_url = "" if sites_in_process else await own.enter_async_context(sites_process())
+            stack = await own.enter_async_context(LocalStack(
+                env_overrides={"pool_size": pool_size, "browsers": 1, "warm_contexts": warm_contexts},
+                sites_url=sites_url))
             async with EnvClient(stack.env_target) as env, async_playwright() as pw:
                 browser = await pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 with Progress(console=console, transient=True) as progress:
@@ -323,7 +394,7 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                     # agisdk's workers are fresh processes every level, as its harness starts them
                     warm = progress.add_task("warm-up", total=8)
                     await _service_level(env, 1, 4, image_format, progress, warm)
-                    await _raw_level(browser, stack.sites.url, 1, 4, image_format, progress, warm)
+                    await _raw_level(browser, stack.sites_url, 1, 4, image_format, progress, warm)
                     for n in levels:
                         for mode in modes:
                             if mode in CREATE_MODES:
@@ -340,11 +411,12 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
                                 continue
                             task = progress.add_task(f"{n} session(s): {mode}", total=n * steps)
                             if mode.startswith("service"):
-                                results.append(await _service_level(env, n, steps, image_format, progress, task, mode))
+                                results.append(await _service_level(env, n, steps, image_format, progress, task, mode,
+                                                                  stack.env_manager))
                             elif mode == "raw":
-                                results.append(await _raw_level(browser, stack.sites.url, n, steps, image_format, progress, task))
+                                results.append(await _raw_level(browser, stack.sites_url, n, steps, image_format, progress, task))
                             else:
-                                results.append(await _agisdk_level(stack.sites.url, n, steps, slow_mo, browsers_path,
+                                results.append(await _agisdk_level(stack.sites_url, n, steps, slow_mo, browsers_path,
                                                                    progress, task))
                 await browser.close()
     finally:
@@ -372,6 +444,8 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
             table.add_row(str(n), r.mode, f"{r.steps_per_s:.1f}", f"{r.p50_ms:.0f}", f"{r.p95_ms:.0f}",
                           f"{r.pss_per_session_mb:.0f}", ratio)
     console.print(table)
+    if any(r.phases_ms for r in results):
+        console.print(_phase_table(results), width=max(console.width, 140))
     _write_json(json_path, results, creates)
     return 0
 
