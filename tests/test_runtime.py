@@ -102,3 +102,14 @@ async def test_readiness_sets_the_services_health_while_the_process_stays_servin
     finally:
         await running.stop(grace=1)
     assert running._readiness is not None and running._readiness.cancelled()
+
+
+def test_on_off_settings_are_flags_and_the_old_true_false_form_still_works(capsys):
+    from halo.env.config import EnvSettings
+
+    assert EnvSettings.from_cli(["--no-prime-hints"]).prime_hints is False
+    assert EnvSettings.from_cli(["--headless", "--port", "5"]).port == 5
+    assert capsys.readouterr().err == ""
+    old = EnvSettings.from_cli(["--prime-hints", "false", "--guard-grader=no", "--allow-remote", "true"])
+    assert (old.prime_hints, old.guard_grader, old.allow_remote) == (False, False, True)
+    assert "--prime-hints false is deprecated; use --no-prime-hints" in capsys.readouterr().err

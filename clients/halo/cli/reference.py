@@ -117,6 +117,8 @@ def _settings_section(name: str, settings_cls) -> list[str]:
              "| flag | default | meaning |", "| --- | --- | --- |"]
     for field, info in settings_cls.model_fields.items():
         flag = "--" + field.replace("_", "-")
+        if info.annotation is bool:
+            flag = f"{flag}` / `--no-{flag.removeprefix('--')}"
         default = _portable(info.get_default(call_default_factory=True))
         if isinstance(default, bool):
             default = "true" if default else "false"

@@ -254,7 +254,7 @@ class SessionManager:
         if not self.settings.allow_remote:
             raise FailedPrecondition(
                 f"task {task.id} would use the remote REAL site {task.remote_url}; remote sites are off "
-                "(start the env service with --allow-remote true)"
+                "(start the env service with --allow-remote)"
             )
         return source, task.remote_url
 

@@ -7,14 +7,18 @@ Values come from, in order: command-line flags (`--port 50051`), environment var
 
 from __future__ import annotations
 
+import sys
 from typing import Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+_BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
 class ServiceSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="HALO_", extra="forbid", cli_kebab_case=True)
+    model_config = SettingsConfigDict(env_prefix="HALO_", extra="forbid", cli_kebab_case=True, cli_implicit_flags=True)
 
     host: str = Field("127.0.0.1", description="address to bind the gRPC server to")
     port: int = Field(50051, description="gRPC port (0 picks a free one)")
@@ -36,8 +40,33 @@ class ServiceSettings(BaseSettings):
 
     @classmethod
     def from_cli(cls, argv: list[str] | None) -> Self:
-        """Parse `argv` as flags on top of env vars and defaults (`--help` lists them)."""
-        return cls(_cli_parse_args=argv or [], _cli_prog_name=f"halo serve {cls.service_name()}")
+        """Parse `argv` as flags on top of env vars and defaults (`--help` lists them). An on/off
+        setting is `--x` / `--no-x`; the older `--x true|false` is still accepted, with a warning."""
+        return cls(_cli_parse_args=cls._on_off_flags(argv or []), _cli_prog_name=f"halo serve {cls.service_name()}")
+
+    @classmethod
+    def _on_off_flags(cls, argv: list[str]) -> list[str]:
+        """`--x true` / `--x=false` of an on/off setting as `--x` / `--no-x`."""
+        on_off = {"--" + name.replace("_", "-") for name, info in cls.model_fields.items() if info.annotation is bool}
+        out: list[str] = []
+        args = iter(argv)
+        for arg in args:
+            flag, eq, value = arg.partition("=")
+            if flag in on_off and not eq:
+                value = next(args, "")
+                if value.lower() not in _BOOL_WORDS:
+                    out.append(arg)
+                    if value:
+                        out.append(value)
+                    continue
+            elif not (flag in on_off and value.lower() in _BOOL_WORDS):
+                out.append(arg)
+                continue
+            on = _BOOL_WORDS[value.lower()]
+            new = flag if on else "--no-" + flag.removeprefix("--")
+            print(f"warning: {flag} {value} is deprecated; use {new}", file=sys.stderr)
+            out.append(new)
+        return out
 
     @classmethod
     def service_name(cls) -> str:
