@@ -42,7 +42,7 @@ async def test_scripted_episode_is_saved_with_steps_screenshots_and_evaluation(s
 
     root = store.eval_dir(spec.eval_id)
     report = (root / "report.md").read_text()
-    assert "| playground | 1 | 100% | 1/1 | 6.0 | 100% |" in report
+    assert "| playground | 1 | 100% | 1/1 | 100% (1/1) | 6.0 | 100% |" in report   # strict success beside agisdk's
     assert f"[steps](episodes/{SCRIPTED_TASK}--s{SCRIPTED_SEED}/index.html)" in report
     for png in ("success_by_site.png", "rewards.png"):
         image = Image.open(root / png)
