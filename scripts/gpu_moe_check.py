@@ -68,19 +68,9 @@ def build_moe(out: Path, layers: int, hidden: int, experts: int, active: int) ->
 
 
 def observation(model_dir: Path):
-    from PIL import Image, ImageDraw
+    from halo.cli.benches.learner import sample_prompt
 
-    from halo.trainers.tinker_env import DEFAULT_RENDERER, DEFAULT_TINKER_MODEL, load_renderer
-
-    renderer = load_renderer(DEFAULT_RENDERER, str(model_dir), str(model_dir), DEFAULT_TINKER_MODEL)
-    image = Image.new("RGB", (1280, 720), (245, 245, 245))
-    ImageDraw.Draw(image).rectangle((560, 330, 720, 390), fill=(30, 90, 200))
-    messages = [
-        {"role": "system", "content": "You are a web agent. Answer with one computer_use tool call."},
-        {"role": "user", "content": [{"type": "image", "image": image},
-                                     {"type": "text", "text": 'Goal: Click the "Sign up" button.\n[3] button "Sign up"'}]},
-    ]
-    return renderer.build_generation_prompt(messages)
+    return sample_prompt(str(model_dir))
 
 
 def main() -> int:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 
-def _prompt(model_dir: str):
+def sample_prompt(model_dir: str):
+    """A Qwen3-VL prompt as a training datum has it: a 1280x720 screenshot and a one-line AXTree."""
     from PIL import Image, ImageDraw
 
     from halo.trainers.tinker_env import DEFAULT_RENDERER, DEFAULT_TINKER_MODEL, load_renderer
@@ -52,7 +53,7 @@ def run_learner_bench(model: str = "", group: int = 8, completion: int = 64, rep
     given = {k: v for k, v in (options or {}).items() if k in accepted}
     learner = LoraLearner(model, rank=32, temperature=0.7, seed=0, device=device,
                           dtype=torch.bfloat16 if bf16 else None, **given)
-    prompt = _prompt(model)
+    prompt = sample_prompt(model)
     generator = torch.Generator().manual_seed(0)
     vocab = len(learner.tokenizer)
     banned = set(learner.banned)
