@@ -113,3 +113,5 @@ def test_on_off_settings_are_flags_and_the_old_true_false_form_still_works(capsy
     old = EnvSettings.from_cli(["--prime-hints", "false", "--guard-grader=no", "--allow-remote", "true"])
     assert (old.prime_hints, old.guard_grader, old.allow_remote) == (False, False, True)
     assert "--prime-hints false is deprecated; use --no-prime-hints" in capsys.readouterr().err
+    both = EnvSettings.from_cli(["--prime-hints", "--headless", "false"])   # a bare flag, then an old-form one
+    assert both.prime_hints is True and both.headless is False

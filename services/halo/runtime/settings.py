@@ -46,24 +46,21 @@ class ServiceSettings(BaseSettings):
 
     @classmethod
     def _on_off_flags(cls, argv: list[str]) -> list[str]:
-        """`--x true` / `--x=false` of an on/off setting as `--x` / `--no-x`."""
+        """`--x true` / `--x=false` of an on/off setting as `--x` / `--no-x`; everything else as it is
+        (a value that is no yes/no word is left for the parser to refuse)."""
         on_off = {"--" + name.replace("_", "-") for name, info in cls.model_fields.items() if info.annotation is bool}
         out: list[str] = []
-        args = iter(argv)
-        for arg in args:
+        i = 0
+        while i < len(argv):
+            arg = argv[i]
+            i += 1
             flag, eq, value = arg.partition("=")
-            if flag in on_off and not eq:
-                value = next(args, "")
-                if value.lower() not in _BOOL_WORDS:
-                    out.append(arg)
-                    if value:
-                        out.append(value)
-                    continue
-            elif not (flag in on_off and value.lower() in _BOOL_WORDS):
+            if flag in on_off and not eq and i < len(argv) and argv[i].lower() in _BOOL_WORDS:
+                value, eq, i = argv[i], "=", i + 1
+            if flag not in on_off or not eq or value.lower() not in _BOOL_WORDS:
                 out.append(arg)
                 continue
-            on = _BOOL_WORDS[value.lower()]
-            new = flag if on else "--no-" + flag.removeprefix("--")
+            new = flag if _BOOL_WORDS[value.lower()] else "--no-" + flag.removeprefix("--")
             print(f"warning: {flag} {value} is deprecated; use {new}", file=sys.stderr)
             out.append(new)
         return out
