@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from halo.cli.verify import TIMED_OUT, Attempt, run_attempts
+from halo.cli.verify import TIMED_OUT, Attempt, per_task, run_attempts
 from halo.client.env import EnvClient
 from halo.reward.strict import StrictChecks, load_checks
 from halo.sites.near_misses import near_misses_for
@@ -80,13 +80,5 @@ async def audit_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore
 
 
 async def audit_tasks(env: EnvClient, tasks: Sequence[TaskSpec], sessions: int = 4, on_row=None) -> list[AuditRow]:
-    limit = asyncio.Semaphore(sessions)
     checks = load_checks()
-
-    async def one(task: TaskSpec) -> AuditRow:
-        row = await audit_task(env, task, limit, checks)
-        if on_row is not None:
-            on_row(row)
-        return row
-
-    return list(await asyncio.gather(*(one(t) for t in tasks)))
+    return await per_task(tasks, lambda task, limit: audit_task(env, task, limit, checks), sessions, on_row)

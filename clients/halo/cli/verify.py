@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from halo.agent import actions as A
 from halo.client.env import EnvClient, observation_options
@@ -17,6 +18,8 @@ from halo.tasks.registry import TaskSpec
 from halo.reward.evaluator import Evaluation, evaluate_async
 from halo.sites.oracle import OracleStep, resolve
 from halo.sites.registry import attempts_for
+
+T = TypeVar("T")
 
 _TEXT_ONLY = observation_options(screenshot=False)
 #: How the env service reports an action past its action timeout (Playwright's own wording follows).
@@ -132,10 +135,17 @@ async def verify_site_tasks(env: EnvClient, tasks: Sequence[TaskSpec], on_row=No
                             wrong_labels: Callable[[TaskSpec, list[str]], list[str]] | None = None) -> list[VerifyRow]:
     """Verify replica tasks with at most `sessions` env sessions open at once; `on_row(row)` is
     called as each task finishes (progress). Rows come back in the order of `tasks`."""
+    return await per_task(tasks, lambda task, limit: verify_task(env, task, limit, wrong_labels), sessions, on_row)
+
+
+async def per_task(tasks: Sequence[TaskSpec], run: Callable[[TaskSpec, asyncio.Semaphore], Awaitable[T]],
+                   sessions: int, on_row: Callable[[T], object] | None = None) -> list[T]:
+    """`run(task, limit)` for every task at once, `limit` holding the env sessions open together to
+    `sessions`; `on_row(row)` as each task finishes (progress). Rows in the order of `tasks`."""
     limit = asyncio.Semaphore(sessions)
 
-    async def one(task: TaskSpec) -> VerifyRow:
-        row = await verify_task(env, task, limit, wrong_labels)
+    async def one(task: TaskSpec) -> T:
+        row = await run(task, limit)
         if on_row is not None:
             on_row(row)
         return row

@@ -210,7 +210,7 @@ class WarmContexts:
                 self.taken += 1
                 self._changed()
                 return ready
-            self._discard(ready)
+            self.discard(ready)
         if self.size > 0:
             self.missed += 1
         self._changed()
@@ -220,7 +220,8 @@ class WarmContexts:
         metrics.WARM_CONTEXTS.set(len(self._ready))
         self._wanted.set()
 
-    def _discard(self, ready: ReadyContext) -> None:
+    def discard(self, ready: ReadyContext) -> None:
+        """Close a context that was taken from the pool but must not be used (its page died)."""
         self.discarded += 1
         self.pool.release(ready.slot)
         asyncio.get_running_loop().create_task(close_quietly(ready.context))

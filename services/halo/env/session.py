@@ -280,14 +280,14 @@ class SessionManager:
         key = SessionKey(task.id, seed, source, run_id, options)
         self.primed.asked(key, time.monotonic())
         prepared = self.primed.take(key)   # it holds a slot already: the session takes it over
-        have_slot = False
+        needs_slot = prepared is None
         if prepared is not None and not await responsive(prepared.session.page):
             # its renderer died after the take's checks (a crash event not delivered yet): a dead
             # page is never handed out; its slot serves the fresh session set up below
             log.warning("primed session's page does not answer: set up anew", task=task.id)
             await asyncio.shield(self._dispose(prepared.session))
-            prepared, have_slot = None, True
-        if prepared is None and not have_slot:
+            prepared = None
+        if needs_slot:
             if self._slots.locked():
                 self.primed.evict()   # the pool is full: a primed session of another key gives its slot up
             metrics.CREATES_WAITING.inc()
@@ -332,9 +332,7 @@ class SessionManager:
                     log.warning("warm context failed its set-up: opening a fresh one", task=task.id,
                                 error=str(exc).splitlines()[0])
                     stale, ready = ready, None
-                    await close_quietly(stale.context)
-                    self.pool.release(stale.slot)
-                    self.warm.discarded += 1
+                    self.warm.discard(stale)
                     ready = await open_context(self.pool, self.settings)
         except BaseException as exc:
             if ready is not None:
@@ -508,12 +506,8 @@ class SessionManager:
                     await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
-            except PlaywrightError as exc:
-                self._check_alive(session)
-                return await self._fail(session, session.env_failure or f"browser error: {str(exc).splitlines()[0]}")
-            except TimeoutError:
-                self._check_alive(session)
-                return await self._fail(session, session.env_failure or self._wedged(kind, "action"))
+            except (PlaywrightError, TimeoutError) as exc:
+                return await self._fail(session, self._page_fault(session, exc, kind, "action", "browser error"))
             self._check_alive(session)
             fault = session.env_failure or self._infrastructure_fault(session, action, error)
             if fault:
@@ -541,12 +535,8 @@ class SessionManager:
                 try:
                     async with asyncio.timeout_at(deadline):
                         obs = await self._observe(session, options, timings)
-                except PlaywrightError as exc:
-                    self._check_alive(session)
-                    return await self._fail(session, session.env_failure or f"observation failed: {str(exc).splitlines()[0]}")
-                except TimeoutError:
-                    self._check_alive(session)
-                    return await self._fail(session, session.env_failure or self._wedged(kind, "observation"))
+                except (PlaywrightError, TimeoutError) as exc:
+                    return await self._fail(session, self._page_fault(session, exc, kind, "observation", "observation failed"))
                 state_json = ""
                 if state_read is not None:
                     try:
@@ -577,9 +567,16 @@ class SessionManager:
         for phase in StepTimings.PHASES[:-1]:
             metrics.STEP_PHASE_SECONDS.labels(phase).observe(getattr(timings, f"{phase}_s"))
 
-    def _wedged(self, kind: str, phase: str) -> str:
-        return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
-                f"{self.limits.step_budget_s:g}s (its renderer is wedged)")
+    def _page_fault(self, session: Session, exc: Exception, kind: str, phase: str, what: str) -> str:
+        """Why a step's `phase` failed the environment: its browser died, its page outlasted the
+        step budget (TimeoutError: the renderer is wedged), or Playwright's own error (`what`: ...)."""
+        self._check_alive(session)
+        if session.env_failure:
+            return session.env_failure
+        if isinstance(exc, TimeoutError):
+            return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
+                    f"{self.limits.step_budget_s:g}s (its renderer is wedged)")
+        return f"{what}: {str(exc).splitlines()[0]}"
 
     def _infrastructure_fault(self, session: Session, action: A.Action, error: str) -> str:
         """Why the environment, not the agent, failed this action ("" when it did not)."""
