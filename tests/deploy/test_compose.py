@@ -109,11 +109,13 @@ def test_bind_mounted_files_exist_and_prometheus_scrapes_every_metrics_port():
     for mount in binds:
         assert Path(mount["source"]).exists(), mount["source"]
     config = yaml.safe_load((REPO / "deploy" / "prometheus" / "prometheus.yml").read_text())
-    targets = {job["job_name"]: job["static_configs"][0]["targets"] for job in config["scrape_configs"]}
+    # DNS discovery: a service scaled to N containers is N targets (every A record of its name)
+    discovered = {job["job_name"]: job["dns_sd_configs"] for job in config["scrape_configs"]}
     desc = deployspec.load()
     for name, svc in desc.services.items():
         if svc.metrics_port is not None:
-            assert targets[name] == [f"{name}:{svc.metrics_port}"]
+            assert discovered[name] == [{"names": [name], "type": "A", "port": svc.metrics_port,
+                                         "refresh_interval": desc.prometheus.scrape_interval}]
             assert services[name]["environment"][f"{svc.env_prefix}METRICS_PORT"] == str(svc.metrics_port)
 
 

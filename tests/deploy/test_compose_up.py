@@ -174,13 +174,18 @@ def test_grpcurl_lists_the_env_service_by_reflection_and_drives_create_step_clos
     assert closed["was_open"] is True
 
 
-def test_composed_prometheus_reports_every_halo_target_up(stack: Stack):
+def scraped_up(stack: Stack) -> list[tuple[str, str, str]]:
+    """(job, instance, value of `up`) for every target Prometheus scrapes now."""
     url = f"http://{stack.address('prometheus', 9090)}/api/v1/query?query=up"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        result = json.load(response)["data"]["result"]
+    return [(r["metric"]["job"], r["metric"]["instance"], r["value"][1]) for r in result]
+
+
+def test_composed_prometheus_reports_every_halo_target_up(stack: Stack):
     deadline, up = time.monotonic() + 120, {}
     while time.monotonic() < deadline:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            result = json.load(response)["data"]["result"]
-        up = {r["metric"]["job"]: r["value"][1] for r in result if r["metric"]["job"] in SCRAPED}
+        up = {job: value for job, _, value in scraped_up(stack) if job in SCRAPED}
         if set(up) == SCRAPED and set(up.values()) == {"1"}:
             break
         time.sleep(3)   # the first scrape comes within the 15 s interval
@@ -253,6 +258,14 @@ def test_a_scaled_env_is_a_fleet_under_one_name(stack: Stack, tmp_path: Path, re
     seconds = stack.up("--scale", "env=3")
     report(request, f"up --scale env=3 (trainer on fleet://env:50051): {seconds:.0f} s")
     replicas = [stack.address("env", 50051, i) for i in (1, 2, 3)]
+    # Prometheus finds the scaled env by DNS too: one target per container, each up
+    deadline, env_up = time.monotonic() + 90, []
+    while time.monotonic() < deadline:
+        env_up = [(instance, value) for job, instance, value in scraped_up(stack) if job == "env"]
+        if len(env_up) == 3 and all(value == "1" for _, value in env_up):
+            break
+        time.sleep(3)   # DNS is re-resolved, and the new targets scraped, every 15 s
+    assert len(env_up) == 3 and all(value == "1" for _, value in env_up), env_up
     before = {r: pool_stats(r).get("sessions_created", 0) for r in replicas}
     out = tmp_path / "train.txt"
     # three groups per step: a step's groups are spread over the replicas group by group

@@ -340,20 +340,30 @@ def render_compose(desc: Description) -> dict[str, Any]:
 # Prometheus scrape config
 
 
-def render_prometheus(desc: Description, where: Placement, scrape_interval: str | None = None) -> dict[str, Any]:
-    """One job per scraped service that runs in `where` (job name = service name)."""
+def render_prometheus(desc: Description, where: Placement, scrape_interval: str | None = None,
+                      dns_discovery: bool = False) -> dict[str, Any]:
+    """One job per scraped service that runs in `where` (job name = service name).
+
+    With `dns_discovery`, every address the host name resolves to is a target (DNS A records,
+    re-resolved every scrape interval): a compose service scaled to N containers is N targets,
+    where a static target would scrape whichever container the name happened to resolve to.
+    """
     jobs = []
+    interval = scrape_interval or desc.prometheus.scrape_interval
     for name in desc.scraped():
         host = where.hosts.get(name, "")
         if not host:
             continue
         svc = desc.services[name]
         port = where.metrics_ports[name] if svc.metrics_port is not None else where.ports[name]
-        job: dict[str, Any] = {"job_name": name, "static_configs": [{"targets": [f"{host}:{port}"]}]}
+        job: dict[str, Any] = {"job_name": name}
+        if dns_discovery:
+            job["dns_sd_configs"] = [{"names": [host], "type": "A", "port": port, "refresh_interval": interval}]
+        else:
+            job["static_configs"] = [{"targets": [f"{host}:{port}"]}]
         if svc.metrics_path:
             job["metrics_path"] = svc.metrics_path
         jobs.append(job)
-    interval = scrape_interval or desc.prometheus.scrape_interval
     return {
         "global": {"scrape_interval": interval, "evaluation_interval": scrape_interval or desc.prometheus.evaluation_interval},
         "scrape_configs": jobs,
@@ -392,7 +402,7 @@ def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     )
     return {
         COMPOSE_PATH: _dump(render_compose(desc), compose_header),
-        PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc)), _GENERATED),
+        PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc), dns_discovery=True), _GENERATED),
         **files,
     }
 
