@@ -28,7 +28,7 @@ from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
 from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context, responsive
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
-from halo.env.execute import ActionFailed, ExecLimits, execute
+from halo.env.execute import ActionFailed, ActionStalled, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
 from halo.env.primed import Prepared, PrimedSessions, SessionKey
 from halo.env.timings import Lap, StepTimings
@@ -506,6 +506,9 @@ class SessionManager:
                     await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
+            except ActionStalled as exc:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or str(exc))
             except (PlaywrightError, TimeoutError) as exc:
                 return await self._fail(session, self._page_fault(session, exc, kind, "action", "browser error"))
             self._check_alive(session)
@@ -584,8 +587,6 @@ class SessionManager:
             return session.faults.fault
         if session.page.url.startswith("chrome-error://") and not session.faults.error_page_is_refusal:
             return f"the page is the browser's error page ({session.page.url}): the site did not answer"
-        if error and isinstance(action, (A.Goto, A.GoBack, A.GoForward)) and " timed out" in error:
-            return f"the site did not answer in time: {error}"
         return ""
 
     async def _observe(self, session: Session, options: ObserveOptions, timings: StepTimings | None = None) -> PageObservation:
