@@ -31,7 +31,7 @@ def _env(args: argparse.Namespace) -> int:
         args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
     return asyncio.run(run_env_bench(
         [int(n) for n in args.sessions.split(",") if n], args.actions, args.image_format, args.json,
-        modes, args.agisdk_slow_mo, args.create_rounds, args.create_task, args.warm_contexts,
+        modes, args.agisdk_slow_mo_ms, args.create_rounds, args.create_task, args.warm_contexts,
         args.sites_in_process,
     ))
 
@@ -96,7 +96,7 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    bench = sub.add_parser("bench", help="benchmarks: env, gateway, leak, rollout, train, clicks, tinker-sampling")
+    bench = sub.add_parser("bench", help="benchmarks: env, gateway, tinker-sampling, leak, rollout, learner, train, clicks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
@@ -114,14 +114,15 @@ def add_parser(sub) -> None:
                          "(GRPO-like rounds: each a burst of creates of a (task, seed) never asked for before, then "
                          "a few steps in each), create-grpo-hinted (the same, each round announcing the next one's "
                          "sessions with PrimeSessions, as the GRPO trainer does)")
-    be.add_argument("--sites-in-process", action="store_true",
+    be.add_argument("--sites-in-process", action=argparse.BooleanOptionalAction, default=False,
                     help="run the sites server on a thread of the bench's own process (default: a process of its "
                          "own, as deployed, so it does not share the env service's interpreter)")
     be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
     be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
     be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")
-    be.add_argument("--agisdk-slow-mo", type=int, default=None,
-                    help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
+    deprecated_alias(be, "--agisdk-slow-mo", be.add_argument(
+        "--agisdk-slow-mo-ms", type=int, default=None, metavar="MS",
+        help="Playwright slow_mo in milliseconds for the agisdk mode (default: agisdk's own, 1000)"))
     be.add_argument("--replicas", default="", metavar="1,2,3",
                     help="instead: env replica processes behind one fleet target (halo.client.fleet), --sessions' "
                          "largest level spread over them, and the routing overhead against a direct connection")
@@ -172,7 +173,7 @@ def add_parser(sub) -> None:
     bn.add_argument("--repeats", type=int, default=3, help="timed forward_backward calls (after one warm-up)")
     bn.add_argument("--loss-fn", default="ppo")
     bn.add_argument("--device", default="cpu")
-    bn.add_argument("--bf16", action="store_true", help="bfloat16 weights (a GPU run's dtype)")
+    bn.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=False, help="bfloat16 weights (a GPU run's dtype)")
     bn.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     bn.add_argument("--options", default="", help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\'')
     bn.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))

@@ -114,7 +114,9 @@ def _settings_section(name: str, settings_cls) -> list[str]:
     lines = [f"## `halo serve {name}`", "",
              f"Each flag is also an environment variable, `{prefix}<FLAG>` (`--port` = `{prefix}PORT`); "
              "a flag wins over the variable.", "",
-             "| flag | default | meaning |", "| --- | --- | --- |"]
+             "| flag | default | meaning | old spellings |", "| --- | --- | --- | --- |"]
+    renamed = getattr(settings_cls, "renamed", {})   # the SitesSettings are no ServiceSettings
+    old_names = {new: old for old, new in renamed.items()}
     for field, info in settings_cls.model_fields.items():
         flag = "--" + field.replace("_", "-")
         if info.annotation is bool:
@@ -123,7 +125,9 @@ def _settings_section(name: str, settings_cls) -> list[str]:
         if isinstance(default, bool):
             default = "true" if default else "false"
         shown = "" if default in ("", None) else f"`{default}`"
-        lines.append(f"| `{flag}` | {shown} | {_cell(info.description or '')} |")
+        old = old_names.get(field)
+        spelled = f"`--{old.replace('_', '-')}`, `{settings_cls.env_variable(old)}`" if old else ""
+        lines.append(f"| `{flag}` | {shown} | {_cell(info.description or '')} | {spelled} |")
     return [*lines, ""]
 
 
