@@ -68,16 +68,33 @@ def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
         console.print(f"success, {label}: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
 
 
+def seeds_text(seeds: list[int]) -> str:
+    """`seed 1001`, `seeds 1001-1004` (consecutive) or `seeds 3, 7`."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}-{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
 def eval_label(spec: RunSpec) -> str:
     """What the run's greedy evaluation covers, in words for its plot and summary: the training
     tasks, on seeds it never trains on. Those seeds change the page layouts of HALO's playground
     tasks (held-out layouts); a REAL replica is the same whatever the seed, so there the
     evaluation replays the training tasks themselves."""
     tasks = len(spec.task_ids)
-    noun = f"{tasks} training task{'s' if tasks != 1 else ''}"
+    noun = f"{tasks} training task{'s' if tasks != 1 else ''} × {seeds_text(spec.eval_seeds())}"
     if all(t.startswith("playground") for t in spec.task_ids):
-        return f"greedy, {noun} on held-out layouts"
+        return f"greedy, {noun} (held-out layouts)"
     return f"greedy, the {noun} (REAL replicas: not held out)"
+
+
+def sampled_label(spec: RunSpec) -> str:
+    """What a step's sampled reward and success cover, for the plot: the step's episodes, on
+    training seeds (GRPO: its groups; MCTS: the best path of each search)."""
+    if spec.kind == "mcts":
+        return f"the best path of {spec.groups_per_batch} searches a step, on training seeds"
+    return f"{spec.groups_per_batch} groups × {spec.group_size} episodes a step, on training seeds"
 
 
 def tinker_route(spec: RunSpec) -> str:
@@ -165,7 +182,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             rows = jobs.store.metrics(record.run_id)
             if rows:
                 png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})",
-                                  eval_label=eval_label(record.spec))
+                                  eval_label=eval_label(record.spec), sampled=sampled_label(record.spec))
                 console.print(f"curves: {png}")
             console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
             return rows
