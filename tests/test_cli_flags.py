@@ -161,7 +161,7 @@ SECONDS = re.compile(r"(?<!milli)seconds\b")
 def test_every_flag_follows_the_conventions():
     """One meaning per flag, in every subcommand: no visible --model (a route, a Tinker model and a
     checkpoint have their own flags), a seconds flag ends in -s, an on/off setting is a --x/--no-x
-    pair, --json takes a PATH; the services' settings the same."""
+    pair, --json takes a PATH, every flag has a help line; the services' settings the same."""
     from halo.cli.serve import GRPC_SERVICES
     from halo.sites.server import SitesSettings
 
@@ -179,6 +179,8 @@ def test_every_flag_follows_the_conventions():
                 problems.append(f"{title} {flag}: an on/off setting is --x/--no-x")
             if flag == "--json" and action.metavar != "PATH":
                 problems.append(f"{title} {flag}: --json PATH")
+            if not text:
+                problems.append(f"{title} {flag}: no help (the CLI reference would say nothing of it)")
     for settings in [SitesSettings, *(load()[0] for load in GRPC_SERVICES.values())]:
         for name, info in settings.model_fields.items():
             text = (info.description or "").lower()

