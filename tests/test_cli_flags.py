@@ -106,7 +106,7 @@ def test_serve_reward_judge_route_names_a_route(capsys):
     assert "--judge-model is deprecated; use --judge-route" in capsys.readouterr().err
 
 
-def test_launcher_scrape_interval_in_seconds_and_push_pair(capsys):
+def test_launcher_scrape_interval_in_seconds_vllm_checkpoint_and_push_pair(capsys):
     from halo.cli.launcher import build_parser, prometheus_duration
 
     parser = build_parser()
@@ -118,6 +118,8 @@ def test_launcher_scrape_interval_in_seconds_and_push_pair(capsys):
         with pytest.raises(SystemExit):
             parser.parse_args(["up", "--scrape-interval-s", bad])
     assert (prometheus_duration(90.0), prometheus_duration(0.5), prometheus_duration(1)) == ("90s", "500ms", "1s")
+    assert parser.parse_args(["up", "--vllm-model", "/m"]).vllm_checkpoint == "/m"
+    assert "--vllm-model is deprecated; use --vllm-checkpoint" in capsys.readouterr().err
     images = ["deploy", "images", "--registry", "r", "--tag", "t"]
     assert parser.parse_args(images).push is True and parser.parse_args([*images, "--no-push"]).push is False
 
@@ -171,7 +173,7 @@ def test_every_flag_follows_the_conventions():
             if not action.option_strings or action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
                 continue
             flag, text = action.option_strings[-1], (action.help or "").lower()
-            if flag == "--model":
+            if flag == "--model" or flag.endswith("-model") and action.metavar == "DIR":
                 problems.append(f"{title} {flag}: say --route, --base-model or --checkpoint")
             if SECONDS.search(text) and not flag.endswith("-s"):
                 problems.append(f"{title} {flag}: a seconds flag ends in -s")

