@@ -25,12 +25,12 @@ Conventions, the same in every subcommand:
   a local model folder;
 - `--json PATH` writes what a command measured or found as JSON to PATH (`halo status --json`
   without a PATH: to standard output);
-- a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`);
+- a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`), in milliseconds in `-ms`;
 - an on/off setting is a pair, `--x` / `--no-x`;
 - names have one spelling: suites with hyphens (`real-easy`), backends and modes with
   underscores (`local_lora`, `qwen3vl_grpo`);
 - an old spelling of a flag or a name still works, prints which one replaces it on stderr, and is
-  listed under "old spellings" below.
+  listed under "old spellings" below (for a service's setting, its old environment variable too).
 """
 
 
