@@ -207,6 +207,7 @@ def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
     rows = [{"step": 1, "success_rate": 0.1, "eval_success_rate_untrained": 0.0}, {"step": 2, "eval_success_rate": 0.5}]
     assert sampled_label(RunSpec(groups_per_batch=4, group_size=8)) == "4 groups × 8 episodes a step, on training seeds"
     assert sampled_label(RunSpec(kind="mcts", groups_per_batch=2)) == "the best path of 2 searches a step, on training seeds"
+    assert sampled_label(RunSpec(groups_per_batch=1, group_size=2)) == "1 group × 2 episodes a step, on training seeds"
     assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real), sampled=sampled_label(real)).stat().st_size > 0
 
 

@@ -92,9 +92,10 @@ def eval_label(spec: RunSpec) -> str:
 def sampled_label(spec: RunSpec) -> str:
     """What a step's sampled reward and success cover, for the plot: the step's episodes, on
     training seeds (GRPO: its groups; MCTS: the best path of each search)."""
+    groups = spec.groups_per_batch
     if spec.kind == "mcts":
-        return f"the best path of {spec.groups_per_batch} searches a step, on training seeds"
-    return f"{spec.groups_per_batch} groups × {spec.group_size} episodes a step, on training seeds"
+        return f"the best path of {groups} search{'es' if groups != 1 else ''} a step, on training seeds"
+    return f"{groups} group{'s' if groups != 1 else ''} × {spec.group_size} episodes a step, on training seeds"
 
 
 def tinker_route(spec: RunSpec) -> str:
