@@ -304,7 +304,7 @@ class SessionManager:
         timings.slot_s = clock.lap()
         if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
             session = prepared.session
-            session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_steps
+            session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_actions
             session.touch()
             timings.primed = timings.warm = True
             timings.context_s = clock.lap()
@@ -386,7 +386,7 @@ class SessionManager:
         session = Session(
             id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=ready.slot,
             context=ready.context, page=ready.page, policy=policy, guard=ready.guard, faults=faults,
-            max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}), run_id=run_id,
+            max_steps=max_steps or self.settings.max_actions, labels=dict(labels or {}), run_id=run_id,
         )
         self._watch(session)
         return session
