@@ -40,7 +40,7 @@ def escape(text: str) -> str:
 _STRING = r'"([^"\\\n\r\t]|\\["\\/bfnrt])*"'
 _INT = r"-?(0|[1-9][0-9]{0,5})"
 _NUMBER = _INT + r"(\.[0-9]{1,3})?"
-_GRID = r"(0|[1-9][0-9]{0,3})"                 # Qwen's 0..1000 grid (the writer rounds to integers)
+_GRID = r"(1000|[1-9][0-9]{0,2}|0)"               # Qwen's 0..1000 grid (the writer rounds to integers)
 _POINT = rf"\[{_GRID}, {_GRID}\]"
 _BID = r'"[0-9A-Za-z_-]{1,16}"'
 
