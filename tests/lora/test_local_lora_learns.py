@@ -19,9 +19,9 @@ TASK = "playground-signup"
 LAYOUT = 2
 MAX_TOKENS = 160   # a grammar admits many tokenisations of one text; a random model spells some out letter by letter
 ROUTE = "qwen3vl-local"
-STEPS = 4
+STEPS = 6
 GROUP = 8
-LR = 5e-2
+LR = 1e-1
 
 
 async def button_menu(env) -> tuple[str, list[str]]:
