@@ -218,3 +218,15 @@ def test_success_flag_picks_the_verdict_the_bonus_follows(submitted):
     agisdk, strict = submitted
     assert "strict_success" not in agisdk.reward_overrides and agisdk.extra["success"] == "agisdk"
     assert strict.reward_overrides == {**agisdk.reward_overrides, "strict_success": 1.0} and strict.extra["success"] == "strict"
+
+
+def test_constrain_actions_sets_the_runs_action_regex_for_a_local_lora_run_only(submitted, capsys):
+    from halo.agent.grammar import action_regex
+    from halo.cli.main import main
+
+    assert main(["train", "--backend", "local_lora", "--constrain-actions"]) == 0
+    assert main(["train", "--backend", "local_lora", "--constrain-actions", "(a|b)"]) == 0
+    assert [s.extra["action_regex"] for s in submitted] == [action_regex(), "(a|b)"]
+    assert main(["train", "--constrain-actions"]) == 2                        # the embedded policy has no text to constrain
+    assert "--constrain-actions needs --backend local_lora" in capsys.readouterr().err
+    assert len(submitted) == 2 and "action_regex" not in RunSpec(backend="local_lora", task_ids=["x"]).extra

@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from halo.cli.curriculum import OLD_SPELLINGS, SUITES, suite
+from halo.agent.grammar import action_regex
 from halo.cli.flags import Spelling, deprecated_alias
 from halo.errors import DeadlineExceeded, Unavailable
 from halo.runs.spec import RunSpec
@@ -366,6 +367,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.sample_timeout_s:
         spec.extra["sample_timeout_s"] = args.sample_timeout_s
+    if args.constrain_actions:
+        if args.backend != "local_lora":
+            print("halo train: --constrain-actions needs --backend local_lora (vLLM's structured outputs)", file=sys.stderr)
+            return 2
+        spec.extra["action_regex"] = action_regex() if args.constrain_actions == "grammar" else args.constrain_actions
     if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
         spec.extra["screenshots"] = False
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-actions
@@ -490,6 +496,10 @@ def add_parser(sub) -> None:
                             "300 s local LoRA; the route's own timeout and retries run inside it): raise it for a backend "
                             "whose first samples compile, such as a JAX Tinker-API server on CPU")
     deprecated_alias(train, "--sample-timeout", sample_timeout)
+    train.add_argument("--constrain-actions", nargs="?", const="grammar", default="", metavar="REGEX",
+                       help="--backend local_lora: vLLM samples every action within a grammar (structured outputs): "
+                            "Qwen3-VL's computer_use action grammar (halo.agent.grammar) without a value, this regex "
+                            "with one. The sampler ratio p/q is then below 1 (docs/guides/local-lora-vllm.md)")
     train.add_argument("--runs-dir", default="runs", help="the folder holding every local run (one subfolder each)")
     train.add_argument("--name", default="", help="the run's name, unique among the runs (default: <kind>-<run_id>)")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")

@@ -37,9 +37,11 @@ class PolicyClient(ServiceClient):
         n: int = 1, temperature: float = 0.7, top_p: float = 1.0, max_tokens: int = 0, seed: int = 0,
         logprobs: bool = False, adapter: str = "", action_format: ActionFormat | None = None,
         prompt: pb.PromptOptions | None = None, tokens: pb.TokenPrompt | None = None, timeout_s: float | None = None,
+        output_regex: str = "",
     ) -> pb.SampleResponse:
         """`tokens`: a prompt already rendered to token ids, sampled as is (tinker routes); `input`
-        then only needs the viewport, for parsing coordinates."""
+        then only needs the viewport, for parsing coordinates. `output_regex`: every completion
+        matches it (vLLM routes' structured outputs)."""
         if isinstance(input, PolicyContext):
             input = context_to_proto(input)
         if input is None and (tokens is None or observation is not None or goal):
@@ -47,7 +49,7 @@ class PolicyClient(ServiceClient):
         request = pb.SampleRequest(
             model=model, adapter=adapter, input=input, n=n, temperature=temperature, top_p=top_p,
             max_tokens=max_tokens, seed=seed, logprobs=logprobs, action_format=int(action_format or 0), prompt=prompt,
-            tokens=tokens,
+            tokens=tokens, output_regex=output_regex,
         )
         # not retried here: the gateway already retried the backend before answering UNAVAILABLE
         return await self._call(self.stub.Sample, request, timeout_s)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import re
 import shutil
 import time
 from collections.abc import Sequence
@@ -314,6 +315,12 @@ async def train_local_lora(ctx: Any) -> None:
     extra.sample_timeout_s (`halo train --sample-timeout-s`): the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
+    extra.action_regex (`halo train --constrain-actions`): every sampled completion matches this
+    regex (vLLM's structured outputs; vLLM sampling only). The sampler's logprobs are then those of
+    the grammar-masked distribution while the learner scores the unmasked one, so the sampler
+    ratio p/q is below 1 wherever the mask removed mass (the step's sampler_ratio/* metrics show it).
+    extra.layout_seeds: the page layouts the rollouts draw from (e.g. [0]: one page, the playground's
+    reference layout); every layout seed 0..999 when unset.
     """
     spec = ctx.spec
     extra = spec.extra
@@ -328,6 +335,7 @@ async def train_local_lora(ctx: Any) -> None:
         raise InvalidArgument(f"extra.sampler must be 'vllm' or 'local', got {sampler!r}")
     if sampler == "vllm" and not serve_route:
         raise InvalidArgument("extra.sampler='vllm' samples through the gateway: set extra.serve_route to its vLLM route")
+    action_regex = action_regex_for(extra, sampler)
     device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
@@ -349,7 +357,8 @@ async def train_local_lora(ctx: Any) -> None:
     )
     tasks = await expand_task_refs(task, spec.task_ids)
     dataset = HaloBrowserDataset(tasks, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
-                                 num_batches=spec.total_steps, seed=spec.seed, config=task)
+                                 num_batches=spec.total_steps, seed=spec.seed, config=task,
+                                 layout_seeds=[int(s) for s in extra.get("layout_seeds") or ()])
     strategy = env_failure_strategy(spec.group_size, extra)
     settings = AsyncSettings.from_extra(extra)
     if settings.max_staleness and sampler != "vllm":
@@ -357,14 +366,30 @@ async def train_local_lora(ctx: Any) -> None:
                               "in-process generate() shares the learner's weights, so it cannot run ahead of them")
     publisher = AdapterPublisher(ctx, serve_route, keep_loaded=settings.max_staleness + 1)
     try:
-        policy = _rollout_policy(ctx, learner, sampler, serve_route, task, publisher)
+        policy = _rollout_policy(ctx, learner, sampler, serve_route, task, publisher, action_regex)
         await publisher.publish(learner, ctx.start_step)   # the route serves the run's weights from the start
         await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher, settings)
     finally:
         await publisher.close()
 
 
-def _rollout_policy(ctx: Any, learner: "LoraLearner", sampler: str, route: str, task: Any, publisher: "AdapterPublisher"):
+def action_regex_for(extra: dict[str, Any], sampler: str) -> str:
+    """extra.action_regex, checked: a regex Python compiles, and a sampler that can honour it."""
+    regex = str(extra.get("action_regex") or "")
+    if not regex:
+        return ""
+    if sampler != "vllm":
+        raise InvalidArgument("extra.action_regex constrains vLLM's sampling (structured outputs): it needs "
+                              "extra.serve_route (in-process generate() samples unconstrained)")
+    try:
+        re.compile(regex)
+    except re.error as exc:
+        raise InvalidArgument(f"extra.action_regex is not a regular expression: {exc}") from None
+    return regex
+
+
+def _rollout_policy(ctx: Any, learner: "LoraLearner", sampler: str, route: str, task: Any, publisher: "AdapterPublisher",
+                    action_regex: str = ""):
     """The cookbook TokenCompleter the rollouts sample from: vLLM through the gateway, or generate() here."""
     from tinker_cookbook.completers import TinkerTokenCompleter
 
@@ -373,7 +398,8 @@ def _rollout_policy(ctx: Any, learner: "LoraLearner", sampler: str, route: str, 
     spec = ctx.spec
     if sampler == "vllm":
         return GatewayPolicy(publisher.gateway, route, learner.inputs.image_token_id, task.prompt_options(),
-                             max_tokens=spec.max_tokens, temperature=spec.temperature, seed=spec.seed)
+                             max_tokens=spec.max_tokens, temperature=spec.temperature, seed=spec.seed,
+                             output_regex=action_regex)
     local = TinkerTokenCompleter(LocalSamplingClient(PeftSampler.of(learner), seed=spec.seed), max_tokens=spec.max_tokens,
                                  temperature=spec.temperature)
     return TimedCompleter(local, SampleClock())

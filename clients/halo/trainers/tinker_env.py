@@ -359,10 +359,13 @@ class HaloBrowserGroupBuilder(EnvGroupBuilder):
         return [e.summary for e in self.envs if e.summary is not None]
 
 
-def batch_for_step(tasks: Sequence[str], seed: int, index: int, groups_per_batch: int) -> list[tuple[str, int]]:
-    """(task, layout seed) per group of batch `index`: the same after a resume (as in grpo.py)."""
+def batch_for_step(tasks: Sequence[str], seed: int, index: int, groups_per_batch: int,
+                   layout_seeds: Sequence[int] = ()) -> list[tuple[str, int]]:
+    """(task, layout seed) per group of batch `index`: the same after a resume (as in grpo.py).
+    The layout seed is drawn from `layout_seeds` when given (one page to overfit: `[0]`), else from 0..999."""
     rng = random.Random(f"{seed}:{index + 1}")
-    return [(rng.choice(list(tasks)), rng.randrange(1_000)) for _ in range(groups_per_batch)]
+    return [(rng.choice(list(tasks)), rng.choice(list(layout_seeds)) if layout_seeds else rng.randrange(1_000))
+            for _ in range(groups_per_batch)]
 
 
 class HaloBrowserDataset(RLDataset):
@@ -372,17 +375,19 @@ class HaloBrowserDataset(RLDataset):
 
     def __init__(
         self, tasks: Sequence[str], *, group_size: int, groups_per_batch: int, num_batches: int, seed: int,
-        config: BrowserTaskConfig, fixed: Sequence[tuple[str, int]] | None = None,
+        config: BrowserTaskConfig, fixed: Sequence[tuple[str, int]] | None = None, layout_seeds: Sequence[int] = (),
     ) -> None:
         if not tasks:
             raise ValueError("no tasks to train on")
         self.tasks, self.group_size, self.groups_per_batch = list(tasks), group_size, groups_per_batch
         self.num_batches, self.seed, self.config = num_batches, seed, config
         self.fixed = list(fixed) if fixed is not None else None   # one batch of exactly these groups (evaluation)
+        self.layout_seeds = tuple(layout_seeds)
         self.on_group_done: Callable[[list[EpisodeSummary]], None] | None = None
 
     def get_batch(self, index: int) -> Sequence[EnvGroupBuilder]:
-        pairs = self.fixed if self.fixed is not None else batch_for_step(self.tasks, self.seed, index, self.groups_per_batch)
+        pairs = self.fixed if self.fixed is not None else batch_for_step(self.tasks, self.seed, index, self.groups_per_batch,
+                                                                         self.layout_seeds)
         builders = [HaloBrowserGroupBuilder(task, seed, self.group_size, self.config) for task, seed in pairs]
         for builder in builders:
             builder.on_group_done = self.on_group_done

@@ -139,6 +139,7 @@ class GatewayPolicy(TokenCompleter):
     temperature: float = 1.0
     seed: int = 0
     adapter: str = ""                         # the adapter name on the route ("" = base model)
+    output_regex: str = ""                    # every completion matches it (vLLM structured outputs); "" = free
     version: int = 0                          # the run step whose weights `adapter` holds
     clock: SampleClock = field(default_factory=SampleClock)
     failure: BaseException | None = None      # the first sampling error of the batch
@@ -169,7 +170,7 @@ class GatewayPolicy(TokenCompleter):
                 self.route, input=pending.context, n=1, temperature=self.temperature, top_p=1.0,
                 max_tokens=min(self.max_tokens, max_tokens or self.max_tokens),
                 seed=(self.seed * 1_000_003 + self._calls) or 1, logprobs=True, adapter=self.adapter,
-                action_format=options.action_format,
+                action_format=options.action_format, output_regex=self.output_regex,
                 prompt=ppb.PromptOptions(history_steps=options.history_steps, max_axtree_chars=options.max_axtree_chars,
                                          skip_axtree=not options.include_axtree,
                                          skip_screenshot=not options.include_screenshot),

@@ -26,7 +26,7 @@ from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb
 from halo.v1 import common_pb2 as halo_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14halo/v1/policy.proto\x12\x07halo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x14halo/v1/common.proto\"=\n\x0bHistoryStep\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.halo.v1.Action\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"n\n\rPromptOptions\x12\x15\n\rhistory_steps\x18\x01 \x01(\r\x12\x18\n\x10max_axtree_chars\x18\x02 \x01(\r\x12\x13\n\x0bskip_axtree\x18\x03 \x01(\x08\x12\x17\n\x0fskip_screenshot\x18\x04 \x01(\x08\"m\n\x0bPolicyInput\x12\x0c\n\x04goal\x18\x01 \x01(\t\x12)\n\x0bobservation\x18\x02 \x01(\x0b\x32\x14.halo.v1.Observation\x12%\n\x07history\x18\x03 \x03(\x0b\x32\x14.halo.v1.HistoryStep\"\xb3\x02\n\rSampleRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x61pter\x18\x02 \x01(\t\x12#\n\x05input\x18\x03 \x01(\x0b\x32\x14.halo.v1.PolicyInput\x12\t\n\x01n\x18\x04 \x01(\r\x12\x13\n\x0btemperature\x18\x05 \x01(\x01\x12\r\n\x05top_p\x18\x06 \x01(\x01\x12\x12\n\nmax_tokens\x18\x07 \x01(\r\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x10\n\x08logprobs\x18\t \x01(\x08\x12,\n\raction_format\x18\n \x01(\x0e\x32\x15.halo.v1.ActionFormat\x12&\n\x06prompt\x18\x0b \x01(\x0b\x32\x16.halo.v1.PromptOptions\x12$\n\x06tokens\x18\x0c \x01(\x0b\x32\x14.halo.v1.TokenPrompt\"Y\n\x0bTokenPrompt\x12$\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x14.halo.v1.PromptChunk\x12\x16\n\x0estop_token_ids\x18\x02 \x03(\x05\x12\x0c\n\x04stop\x18\x03 \x03(\t\"X\n\x0bPromptChunk\x12\x0e\n\x06tokens\x18\x01 \x03(\x05\x12\r\n\x05image\x18\x02 \x01(\x0c\x12\x14\n\x0cimage_format\x18\x03 \x01(\t\x12\x14\n\x0cimage_tokens\x18\x04 \x01(\r\"\x8d\x02\n\tCandidate\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.halo.v1.Action\x12\r\n\x05valid\x18\x03 \x01(\x08\x12\x13\n\x0bparse_error\x18\x04 \x01(\t\x12\x10\n\x08repaired\x18\x05 \x01(\x08\x12\x11\n\ttoken_ids\x18\x06 \x03(\x05\x12\x10\n\x08logprobs\x18\x07 \x03(\x02\x12\x15\n\rfinish_reason\x18\x08 \x01(\t\x12\x31\n\x10parse_error_kind\x18\t \x01(\x0e\x32\x17.halo.v1.ParseErrorKind\x12,\n\rparsed_format\x18\n \x01(\x0e\x32\x15.halo.v1.ActionFormat\"9\n\x05Usage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\r\"\xfd\x01\n\x0eSampleResponse\x12&\n\ncandidates\x18\x01 \x03(\x0b\x32\x12.halo.v1.Candidate\x12\r\n\x05model\x18\x02 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x14.halo.v1.BackendKind\x12\x0f\n\x07\x61\x64\x61pter\x18\x04 \x01(\t\x12\x1d\n\x05usage\x18\x05 \x01(\x0b\x32\x0e.halo.v1.Usage\x12*\n\x07latency\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10prompt_token_ids\x18\x07 \x03(\x05\x12\x17\n\x0f\x61\x64\x61pter_version\x18\x08 \x01(\x04\"j\n\x0f\x43ritiqueRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12#\n\x05input\x18\x02 \x01(\x0b\x32\x14.halo.v1.PolicyInput\x12#\n\ncandidates\x18\x03 \x03(\x0b\x32\x0f.halo.v1.Action\"T\n\x10\x43ritiqueResponse\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\x11\n\trationale\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x0e\n\x06parsed\x18\x04 \x01(\x08\"O\n\x0cJudgeRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0e\n\x06\x61nswer\x18\x02 \x01(\t\x12\x0e\n\x06rubric\x18\x03 \x01(\t\x12\x10\n\x08question\x18\x04 \x01(\t\"`\n\rJudgeResponse\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x11\n\trationale\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x0e\n\x06parsed\x18\x05 \x01(\x08\"f\n\x12LoadAdapterRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x0f\n\x07weights\x18\x04 \x01(\x0c\x12\x14\n\x0cmake_default\x18\x05 \x01(\x08\"4\n\x13LoadAdapterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"3\n\x14UnloadAdapterRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"+\n\x15UnloadAdapterResponse\x12\x12\n\nwas_loaded\x18\x01 \x01(\x08\"\x13\n\x11ListModelsRequest\"\xf2\x01\n\nModelRoute\x12\x0c\n\x04name\x18\x01 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x14.halo.v1.BackendKind\x12\x12\n\nbase_model\x18\x03 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x04 \x01(\t\x12\x10\n\x08\x61\x64\x61pters\x18\x05 \x03(\t\x12\x34\n\x15\x64\x65\x66\x61ult_action_format\x18\x06 \x01(\x0e\x32\x15.halo.v1.ActionFormat\x12\x17\n\x0fmax_concurrency\x18\x07 \x01(\r\x12\x0f\n\x07healthy\x18\x08 \x01(\x08\x12\x17\n\x0f\x64\x65\x66\x61ult_adapter\x18\t \x01(\t\"9\n\x12ListModelsResponse\x12#\n\x06models\x18\x01 \x03(\x0b\x32\x13.halo.v1.ModelRoute*\x88\x01\n\x0c\x41\x63tionFormat\x12\x1d\n\x19\x41\x43TION_FORMAT_UNSPECIFIED\x10\x00\x12#\n\x1f\x41\x43TION_FORMAT_QWEN_COMPUTER_USE\x10\x01\x12\x16\n\x12\x41\x43TION_FORMAT_JSON\x10\x02\x12\x1c\n\x18\x41\x43TION_FORMAT_BROWSERGYM\x10\x03*\x9a\x01\n\x0b\x42\x61\x63kendKind\x12\x1c\n\x18\x42\x41\x43KEND_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42\x41\x43KEND_KIND_VLLM\x10\x01\x12\"\n\x1e\x42\x41\x43KEND_KIND_OPENAI_COMPATIBLE\x10\x02\x12\x17\n\x13\x42\x41\x43KEND_KIND_TINKER\x10\x03\x12\x19\n\x15\x42\x41\x43KEND_KIND_EMBEDDED\x10\x04*\xd7\x01\n\x0eParseErrorKind\x12 \n\x1cPARSE_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x1a\n\x16PARSE_ERROR_KIND_EMPTY\x10\x01\x12\x1e\n\x1aPARSE_ERROR_KIND_NO_ACTION\x10\x02\x12\x1e\n\x1aPARSE_ERROR_KIND_MALFORMED\x10\x03\x12#\n\x1fPARSE_ERROR_KIND_UNKNOWN_ACTION\x10\x04\x12\"\n\x1ePARSE_ERROR_KIND_BAD_ARGUMENTS\x10\x05\x32\xab\x03\n\x14PolicyGatewayService\x12\x39\n\x06Sample\x12\x16.halo.v1.SampleRequest\x1a\x17.halo.v1.SampleResponse\x12?\n\x08\x43ritique\x12\x18.halo.v1.CritiqueRequest\x1a\x19.halo.v1.CritiqueResponse\x12\x36\n\x05Judge\x12\x15.halo.v1.JudgeRequest\x1a\x16.halo.v1.JudgeResponse\x12H\n\x0bLoadAdapter\x12\x1b.halo.v1.LoadAdapterRequest\x1a\x1c.halo.v1.LoadAdapterResponse\x12N\n\rUnloadAdapter\x12\x1d.halo.v1.UnloadAdapterRequest\x1a\x1e.halo.v1.UnloadAdapterResponse\x12\x45\n\nListModels\x12\x1a.halo.v1.ListModelsRequest\x1a\x1b.halo.v1.ListModelsResponseB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14halo/v1/policy.proto\x12\x07halo.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x14halo/v1/common.proto\"=\n\x0bHistoryStep\x12\x1f\n\x06\x61\x63tion\x18\x01 \x01(\x0b\x32\x0f.halo.v1.Action\x12\r\n\x05\x65rror\x18\x02 \x01(\t\"n\n\rPromptOptions\x12\x15\n\rhistory_steps\x18\x01 \x01(\r\x12\x18\n\x10max_axtree_chars\x18\x02 \x01(\r\x12\x13\n\x0bskip_axtree\x18\x03 \x01(\x08\x12\x17\n\x0fskip_screenshot\x18\x04 \x01(\x08\"m\n\x0bPolicyInput\x12\x0c\n\x04goal\x18\x01 \x01(\t\x12)\n\x0bobservation\x18\x02 \x01(\x0b\x32\x14.halo.v1.Observation\x12%\n\x07history\x18\x03 \x03(\x0b\x32\x14.halo.v1.HistoryStep\"\xc9\x02\n\rSampleRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0f\n\x07\x61\x64\x61pter\x18\x02 \x01(\t\x12#\n\x05input\x18\x03 \x01(\x0b\x32\x14.halo.v1.PolicyInput\x12\t\n\x01n\x18\x04 \x01(\r\x12\x13\n\x0btemperature\x18\x05 \x01(\x01\x12\r\n\x05top_p\x18\x06 \x01(\x01\x12\x12\n\nmax_tokens\x18\x07 \x01(\r\x12\x0c\n\x04seed\x18\x08 \x01(\x03\x12\x10\n\x08logprobs\x18\t \x01(\x08\x12,\n\raction_format\x18\n \x01(\x0e\x32\x15.halo.v1.ActionFormat\x12&\n\x06prompt\x18\x0b \x01(\x0b\x32\x16.halo.v1.PromptOptions\x12$\n\x06tokens\x18\x0c \x01(\x0b\x32\x14.halo.v1.TokenPrompt\x12\x14\n\x0coutput_regex\x18\r \x01(\t\"Y\n\x0bTokenPrompt\x12$\n\x06\x63hunks\x18\x01 \x03(\x0b\x32\x14.halo.v1.PromptChunk\x12\x16\n\x0estop_token_ids\x18\x02 \x03(\x05\x12\x0c\n\x04stop\x18\x03 \x03(\t\"X\n\x0bPromptChunk\x12\x0e\n\x06tokens\x18\x01 \x03(\x05\x12\r\n\x05image\x18\x02 \x01(\x0c\x12\x14\n\x0cimage_format\x18\x03 \x01(\t\x12\x14\n\x0cimage_tokens\x18\x04 \x01(\r\"\x8d\x02\n\tCandidate\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.halo.v1.Action\x12\r\n\x05valid\x18\x03 \x01(\x08\x12\x13\n\x0bparse_error\x18\x04 \x01(\t\x12\x10\n\x08repaired\x18\x05 \x01(\x08\x12\x11\n\ttoken_ids\x18\x06 \x03(\x05\x12\x10\n\x08logprobs\x18\x07 \x03(\x02\x12\x15\n\rfinish_reason\x18\x08 \x01(\t\x12\x31\n\x10parse_error_kind\x18\t \x01(\x0e\x32\x17.halo.v1.ParseErrorKind\x12,\n\rparsed_format\x18\n \x01(\x0e\x32\x15.halo.v1.ActionFormat\"9\n\x05Usage\x12\x15\n\rprompt_tokens\x18\x01 \x01(\r\x12\x19\n\x11\x63ompletion_tokens\x18\x02 \x01(\r\"\xfd\x01\n\x0eSampleResponse\x12&\n\ncandidates\x18\x01 \x03(\x0b\x32\x12.halo.v1.Candidate\x12\r\n\x05model\x18\x02 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x14.halo.v1.BackendKind\x12\x0f\n\x07\x61\x64\x61pter\x18\x04 \x01(\t\x12\x1d\n\x05usage\x18\x05 \x01(\x0b\x32\x0e.halo.v1.Usage\x12*\n\x07latency\x18\x06 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x18\n\x10prompt_token_ids\x18\x07 \x03(\x05\x12\x17\n\x0f\x61\x64\x61pter_version\x18\x08 \x01(\x04\"j\n\x0f\x43ritiqueRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12#\n\x05input\x18\x02 \x01(\x0b\x32\x14.halo.v1.PolicyInput\x12#\n\ncandidates\x18\x03 \x03(\x0b\x32\x0f.halo.v1.Action\"T\n\x10\x43ritiqueResponse\x12\x0e\n\x06scores\x18\x01 \x03(\x01\x12\x11\n\trationale\x18\x02 \x01(\t\x12\r\n\x05model\x18\x03 \x01(\t\x12\x0e\n\x06parsed\x18\x04 \x01(\x08\"O\n\x0cJudgeRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0e\n\x06\x61nswer\x18\x02 \x01(\t\x12\x0e\n\x06rubric\x18\x03 \x01(\t\x12\x10\n\x08question\x18\x04 \x01(\t\"`\n\rJudgeResponse\x12\x0e\n\x06passed\x18\x01 \x01(\x08\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x11\n\trationale\x18\x03 \x01(\t\x12\r\n\x05model\x18\x04 \x01(\t\x12\x0e\n\x06parsed\x18\x05 \x01(\x08\"f\n\x12LoadAdapterRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0c\n\x04path\x18\x03 \x01(\t\x12\x0f\n\x07weights\x18\x04 \x01(\x0c\x12\x14\n\x0cmake_default\x18\x05 \x01(\x08\"4\n\x13LoadAdapterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\x04\"3\n\x14UnloadAdapterRequest\x12\r\n\x05model\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"+\n\x15UnloadAdapterResponse\x12\x12\n\nwas_loaded\x18\x01 \x01(\x08\"\x13\n\x11ListModelsRequest\"\xf2\x01\n\nModelRoute\x12\x0c\n\x04name\x18\x01 \x01(\t\x12%\n\x07\x62\x61\x63kend\x18\x02 \x01(\x0e\x32\x14.halo.v1.BackendKind\x12\x12\n\nbase_model\x18\x03 \x01(\t\x12\x10\n\x08\x65ndpoint\x18\x04 \x01(\t\x12\x10\n\x08\x61\x64\x61pters\x18\x05 \x03(\t\x12\x34\n\x15\x64\x65\x66\x61ult_action_format\x18\x06 \x01(\x0e\x32\x15.halo.v1.ActionFormat\x12\x17\n\x0fmax_concurrency\x18\x07 \x01(\r\x12\x0f\n\x07healthy\x18\x08 \x01(\x08\x12\x17\n\x0f\x64\x65\x66\x61ult_adapter\x18\t \x01(\t\"9\n\x12ListModelsResponse\x12#\n\x06models\x18\x01 \x03(\x0b\x32\x13.halo.v1.ModelRoute*\x88\x01\n\x0c\x41\x63tionFormat\x12\x1d\n\x19\x41\x43TION_FORMAT_UNSPECIFIED\x10\x00\x12#\n\x1f\x41\x43TION_FORMAT_QWEN_COMPUTER_USE\x10\x01\x12\x16\n\x12\x41\x43TION_FORMAT_JSON\x10\x02\x12\x1c\n\x18\x41\x43TION_FORMAT_BROWSERGYM\x10\x03*\x9a\x01\n\x0b\x42\x61\x63kendKind\x12\x1c\n\x18\x42\x41\x43KEND_KIND_UNSPECIFIED\x10\x00\x12\x15\n\x11\x42\x41\x43KEND_KIND_VLLM\x10\x01\x12\"\n\x1e\x42\x41\x43KEND_KIND_OPENAI_COMPATIBLE\x10\x02\x12\x17\n\x13\x42\x41\x43KEND_KIND_TINKER\x10\x03\x12\x19\n\x15\x42\x41\x43KEND_KIND_EMBEDDED\x10\x04*\xd7\x01\n\x0eParseErrorKind\x12 \n\x1cPARSE_ERROR_KIND_UNSPECIFIED\x10\x00\x12\x1a\n\x16PARSE_ERROR_KIND_EMPTY\x10\x01\x12\x1e\n\x1aPARSE_ERROR_KIND_NO_ACTION\x10\x02\x12\x1e\n\x1aPARSE_ERROR_KIND_MALFORMED\x10\x03\x12#\n\x1fPARSE_ERROR_KIND_UNKNOWN_ACTION\x10\x04\x12\"\n\x1ePARSE_ERROR_KIND_BAD_ARGUMENTS\x10\x05\x32\xab\x03\n\x14PolicyGatewayService\x12\x39\n\x06Sample\x12\x16.halo.v1.SampleRequest\x1a\x17.halo.v1.SampleResponse\x12?\n\x08\x43ritique\x12\x18.halo.v1.CritiqueRequest\x1a\x19.halo.v1.CritiqueResponse\x12\x36\n\x05Judge\x12\x15.halo.v1.JudgeRequest\x1a\x16.halo.v1.JudgeResponse\x12H\n\x0bLoadAdapter\x12\x1b.halo.v1.LoadAdapterRequest\x1a\x1c.halo.v1.LoadAdapterResponse\x12N\n\rUnloadAdapter\x12\x1d.halo.v1.UnloadAdapterRequest\x1a\x1e.halo.v1.UnloadAdapterResponse\x12\x45\n\nListModels\x12\x1a.halo.v1.ListModelsRequest\x1a\x1b.halo.v1.ListModelsResponseB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,12 +34,12 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'halo.v1.policy_pb2', _globa
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'\n\nai.halo.v1P\001Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1'
-  _globals['_ACTIONFORMAT']._serialized_start=2406
-  _globals['_ACTIONFORMAT']._serialized_end=2542
-  _globals['_BACKENDKIND']._serialized_start=2545
-  _globals['_BACKENDKIND']._serialized_end=2699
-  _globals['_PARSEERRORKIND']._serialized_start=2702
-  _globals['_PARSEERRORKIND']._serialized_end=2917
+  _globals['_ACTIONFORMAT']._serialized_start=2428
+  _globals['_ACTIONFORMAT']._serialized_end=2564
+  _globals['_BACKENDKIND']._serialized_start=2567
+  _globals['_BACKENDKIND']._serialized_end=2721
+  _globals['_PARSEERRORKIND']._serialized_start=2724
+  _globals['_PARSEERRORKIND']._serialized_end=2939
   _globals['_HISTORYSTEP']._serialized_start=87
   _globals['_HISTORYSTEP']._serialized_end=148
   _globals['_PROMPTOPTIONS']._serialized_start=150
@@ -47,39 +47,39 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_POLICYINPUT']._serialized_start=262
   _globals['_POLICYINPUT']._serialized_end=371
   _globals['_SAMPLEREQUEST']._serialized_start=374
-  _globals['_SAMPLEREQUEST']._serialized_end=681
-  _globals['_TOKENPROMPT']._serialized_start=683
-  _globals['_TOKENPROMPT']._serialized_end=772
-  _globals['_PROMPTCHUNK']._serialized_start=774
-  _globals['_PROMPTCHUNK']._serialized_end=862
-  _globals['_CANDIDATE']._serialized_start=865
-  _globals['_CANDIDATE']._serialized_end=1134
-  _globals['_USAGE']._serialized_start=1136
-  _globals['_USAGE']._serialized_end=1193
-  _globals['_SAMPLERESPONSE']._serialized_start=1196
-  _globals['_SAMPLERESPONSE']._serialized_end=1449
-  _globals['_CRITIQUEREQUEST']._serialized_start=1451
-  _globals['_CRITIQUEREQUEST']._serialized_end=1557
-  _globals['_CRITIQUERESPONSE']._serialized_start=1559
-  _globals['_CRITIQUERESPONSE']._serialized_end=1643
-  _globals['_JUDGEREQUEST']._serialized_start=1645
-  _globals['_JUDGEREQUEST']._serialized_end=1724
-  _globals['_JUDGERESPONSE']._serialized_start=1726
-  _globals['_JUDGERESPONSE']._serialized_end=1822
-  _globals['_LOADADAPTERREQUEST']._serialized_start=1824
-  _globals['_LOADADAPTERREQUEST']._serialized_end=1926
-  _globals['_LOADADAPTERRESPONSE']._serialized_start=1928
-  _globals['_LOADADAPTERRESPONSE']._serialized_end=1980
-  _globals['_UNLOADADAPTERREQUEST']._serialized_start=1982
-  _globals['_UNLOADADAPTERREQUEST']._serialized_end=2033
-  _globals['_UNLOADADAPTERRESPONSE']._serialized_start=2035
-  _globals['_UNLOADADAPTERRESPONSE']._serialized_end=2078
-  _globals['_LISTMODELSREQUEST']._serialized_start=2080
-  _globals['_LISTMODELSREQUEST']._serialized_end=2099
-  _globals['_MODELROUTE']._serialized_start=2102
-  _globals['_MODELROUTE']._serialized_end=2344
-  _globals['_LISTMODELSRESPONSE']._serialized_start=2346
-  _globals['_LISTMODELSRESPONSE']._serialized_end=2403
-  _globals['_POLICYGATEWAYSERVICE']._serialized_start=2920
-  _globals['_POLICYGATEWAYSERVICE']._serialized_end=3347
+  _globals['_SAMPLEREQUEST']._serialized_end=703
+  _globals['_TOKENPROMPT']._serialized_start=705
+  _globals['_TOKENPROMPT']._serialized_end=794
+  _globals['_PROMPTCHUNK']._serialized_start=796
+  _globals['_PROMPTCHUNK']._serialized_end=884
+  _globals['_CANDIDATE']._serialized_start=887
+  _globals['_CANDIDATE']._serialized_end=1156
+  _globals['_USAGE']._serialized_start=1158
+  _globals['_USAGE']._serialized_end=1215
+  _globals['_SAMPLERESPONSE']._serialized_start=1218
+  _globals['_SAMPLERESPONSE']._serialized_end=1471
+  _globals['_CRITIQUEREQUEST']._serialized_start=1473
+  _globals['_CRITIQUEREQUEST']._serialized_end=1579
+  _globals['_CRITIQUERESPONSE']._serialized_start=1581
+  _globals['_CRITIQUERESPONSE']._serialized_end=1665
+  _globals['_JUDGEREQUEST']._serialized_start=1667
+  _globals['_JUDGEREQUEST']._serialized_end=1746
+  _globals['_JUDGERESPONSE']._serialized_start=1748
+  _globals['_JUDGERESPONSE']._serialized_end=1844
+  _globals['_LOADADAPTERREQUEST']._serialized_start=1846
+  _globals['_LOADADAPTERREQUEST']._serialized_end=1948
+  _globals['_LOADADAPTERRESPONSE']._serialized_start=1950
+  _globals['_LOADADAPTERRESPONSE']._serialized_end=2002
+  _globals['_UNLOADADAPTERREQUEST']._serialized_start=2004
+  _globals['_UNLOADADAPTERREQUEST']._serialized_end=2055
+  _globals['_UNLOADADAPTERRESPONSE']._serialized_start=2057
+  _globals['_UNLOADADAPTERRESPONSE']._serialized_end=2100
+  _globals['_LISTMODELSREQUEST']._serialized_start=2102
+  _globals['_LISTMODELSREQUEST']._serialized_end=2121
+  _globals['_MODELROUTE']._serialized_start=2124
+  _globals['_MODELROUTE']._serialized_end=2366
+  _globals['_LISTMODELSRESPONSE']._serialized_start=2368
+  _globals['_LISTMODELSRESPONSE']._serialized_end=2425
+  _globals['_POLICYGATEWAYSERVICE']._serialized_start=2942
+  _globals['_POLICYGATEWAYSERVICE']._serialized_end=3369
 # @@protoc_insertion_point(module_scope)

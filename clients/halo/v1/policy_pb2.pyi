@@ -81,7 +81,7 @@ class PolicyInput(_message.Message):
     def __init__(self, goal: _Optional[str] = ..., observation: _Optional[_Union[_common_pb2.Observation, _Mapping]] = ..., history: _Optional[_Iterable[_Union[HistoryStep, _Mapping]]] = ...) -> None: ...
 
 class SampleRequest(_message.Message):
-    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format", "prompt", "tokens")
+    __slots__ = ("model", "adapter", "input", "n", "temperature", "top_p", "max_tokens", "seed", "logprobs", "action_format", "prompt", "tokens", "output_regex")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     ADAPTER_FIELD_NUMBER: _ClassVar[int]
     INPUT_FIELD_NUMBER: _ClassVar[int]
@@ -94,6 +94,7 @@ class SampleRequest(_message.Message):
     ACTION_FORMAT_FIELD_NUMBER: _ClassVar[int]
     PROMPT_FIELD_NUMBER: _ClassVar[int]
     TOKENS_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_REGEX_FIELD_NUMBER: _ClassVar[int]
     model: str
     adapter: str
     input: PolicyInput
@@ -106,7 +107,8 @@ class SampleRequest(_message.Message):
     action_format: ActionFormat
     prompt: PromptOptions
     tokens: TokenPrompt
-    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ..., prompt: _Optional[_Union[PromptOptions, _Mapping]] = ..., tokens: _Optional[_Union[TokenPrompt, _Mapping]] = ...) -> None: ...
+    output_regex: str
+    def __init__(self, model: _Optional[str] = ..., adapter: _Optional[str] = ..., input: _Optional[_Union[PolicyInput, _Mapping]] = ..., n: _Optional[int] = ..., temperature: _Optional[float] = ..., top_p: _Optional[float] = ..., max_tokens: _Optional[int] = ..., seed: _Optional[int] = ..., logprobs: _Optional[bool] = ..., action_format: _Optional[_Union[ActionFormat, str]] = ..., prompt: _Optional[_Union[PromptOptions, _Mapping]] = ..., tokens: _Optional[_Union[TokenPrompt, _Mapping]] = ..., output_regex: _Optional[str] = ...) -> None: ...
 
 class TokenPrompt(_message.Message):
     __slots__ = ("chunks", "stop_token_ids", "stop")

@@ -62,6 +62,7 @@ class SampleCall:
     action_format: ActionFormat | None = None
     prompt: PromptOverrides = PromptOverrides()
     tokens: TokenPrompt | None = None   # a prompt the caller rendered itself: sampled as is, no prompt built
+    output_regex: str = ""              # constrain the completion (backends with structured outputs only)
 
 
 @dataclass
@@ -243,8 +244,11 @@ class PolicyGateway:
         backend = route.backend
         params = SampleParams(
             n=call.n, temperature=call.temperature, top_p=call.top_p, max_tokens=call.max_tokens or route.config.max_tokens,
-            seed=call.seed, logprobs=call.logprobs,
+            seed=call.seed, logprobs=call.logprobs, output_regex=call.output_regex,
         )
+        if call.output_regex and not backend.constrains_output:
+            raise FailedPrecondition(f"route {route.name!r} ({route.config.backend}) cannot constrain its output to a "
+                                     "regex (output_regex needs a vLLM route)")
         adapter_name = adapter.name if adapter else None
         if call.tokens is not None:
             run = functools.partial(backend.sample_tokens, call.tokens, params, adapter_name)

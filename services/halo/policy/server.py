@@ -62,6 +62,7 @@ class GatewayServicer(rpc.PolicyGatewayServiceServicer):
                 skip_axtree=request.prompt.skip_axtree, skip_screenshot=request.prompt.skip_screenshot,
             ),
             tokens=_token_prompt(request.tokens) if request.HasField("tokens") else None,
+            output_regex=request.output_regex,
         )
         out = await self.gateway.sample(call)
         response = pb.SampleResponse(

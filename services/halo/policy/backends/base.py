@@ -32,6 +32,7 @@ class SampleParams:
     max_tokens: int = 300
     seed: int = 0
     logprobs: bool = False
+    output_regex: str = ""    # the completion must match it (vLLM structured outputs); "" = free
 
 
 @dataclass
@@ -87,6 +88,8 @@ class Backend(abc.ABC):
     kind: int = ppb.BACKEND_KIND_UNSPECIFIED
     #: the backend chooses actions itself (no text to parse, no prompt to build)
     chooses_actions: bool = False
+    #: the backend honours SampleParams.output_regex (structured outputs)
+    constrains_output: bool = False
 
     def __init__(self, route: RouteConfig) -> None:
         self.route = route

@@ -161,6 +161,7 @@ class OpenAICompatibleBackend(Backend):
 
 class VllmBackend(OpenAICompatibleBackend):
     kind = ppb.BACKEND_KIND_VLLM
+    constrains_output = True
 
     def __init__(self, route) -> None:
         super().__init__(route)
@@ -188,6 +189,11 @@ class VllmBackend(OpenAICompatibleBackend):
             # importance ratios, no detokenize/retokenize round trip
             extra.setdefault("return_token_ids", True)
             extra.setdefault("return_tokens_as_token_ids", True)
+        if params.output_regex:
+            # vLLM >= 0.11's structured outputs (xgrammar / guidance / outlines, the server's choice):
+            # the logits of every token the regex cannot continue with are masked before sampling,
+            # so the returned logprobs are those of the renormalised, masked distribution
+            extra["structured_outputs"] = {"regex": params.output_regex}
         return extra
 
     def _admin(self) -> httpx.AsyncClient:
