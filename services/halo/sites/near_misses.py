@@ -3,10 +3,10 @@
 A near miss is what a careful reviewer writes from the goal alone: the wrong item, the wrong
 count, the wrong date or time, a text that contradicts the goal, half of a multi-part request.
 Each is a list of UI actions in the oracles' vocabulary (halo.sites.oracle), run through the env
-service like any attempt. Unlike a replica's `wrong_attempts` (near misses that agisdk's script
-already rejects, each verified to score 0), these are the ones the audit found agisdk *accepts*:
-they stay here as the audit's record and as the cases HALO's strict checks
-(configs/strict_checks.yaml) must reject.
+service like any attempt, and its label starts with its kind. A replica's `wrong_attempts` are
+near misses too, written with the replica and each verified to score 0 by agisdk's script; these
+are the audit's own, and agisdk's script may accept them: the audit says which it accepts, and
+HALO's strict checks (configs/strict_checks.yaml) must reject every one it accepts.
 
 The audit runs both sets: every labelled near miss of a task must score 0 under strict success.
 """
@@ -17,6 +17,7 @@ from halo.agent import actions as A
 from halo.sites.gocalendar.oracles import WEEKDAYS, delete_chip, new_event, new_task
 from halo.sites.gomail.oracles import ARCHIVE, DELETE, OLD_SUBJECTS, SELECT_PAGE, TODAY_SUBJECTS, compose, open_row, reply_to, \
     select_row, snooze_results_until, trash_search_results
+from halo.sites.networkin import oracles as networkin
 from halo.sites.networkin.oracles import post
 from halo.sites.omnizon.attempts import ADD_TO_CART, BUY_NOW, PLACE_ORDER, PROCEED, open_product
 from halo.sites.omnizon.attempts import search as shop_search
@@ -24,6 +25,7 @@ from halo.sites.oracle import OracleStep, Target
 from halo.sites.opendining.oracles import AMERICAN, ITALIAN, book, find
 from halo.sites.oracle import WrongAttempts
 from halo.sites.staynb.oracles import AUSTRIA, PROVENCE, SAN_FRANCISCO, VANCOUVER_TRIP, dates, filters, trip, who
+from halo.sites.topwork import oracles as topwork
 from halo.sites.topwork.oracles import remove
 from halo.sites.zilloft.oracles import BAY_AREA_3BD, BOSTON_UNDER_1M, LA_UNDER_350K, LONG_BEACH_3_2, SACRAMENTO_4BD, SEND_MESSAGE, contact, \
     beds_baths, find_agent, houses_only, open_home, price, tour
@@ -62,6 +64,20 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
             post("My internship at AGI Inc is not finished yet, two more months to go."),
         "contradicting text: starting, not finishing, the AGI Inc internship":
             post("Starting my internship at AGI Inc today!"),
+    },
+    "networkin-26": {
+        "contradicting text: tells him no advice is needed":
+            [*networkin.search("Software Engineer"), networkin.open_link("Ryan Clark"),
+             *networkin.message("Hi Ryan, I don't need any advice, I was just looking around.")],
+    },
+    "networkin-27": {
+        "wrong count: Olivia Martinez and someone else":
+            [*networkin.search("Olivia Martinez"), networkin.invite("Olivia Martinez"), networkin.MY_NETWORK, networkin.invite("Ethan Brooks")],
+    },
+    "topwork-7": {
+        "contradicting text: the offer's message says he is not hired":
+            [*topwork.search("react"), topwork.open_link("Jason Miller"),
+             *topwork.offer("Jason", "React Developer for Fitness App", "Hi Jason, sorry, we will not be hiring you for the fitness app.")],
     },
     "topwork-8": {
         "half of the request: only one of the two data postings removed": [remove("Data Analyst for Sales Dashboard")],
@@ -170,8 +186,8 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
             twice(compose("Danielle Harris", "System update launched", "Hi Danielle,\n\nThe new system update has been launched.\n\nBest,\nSam")),
     },
     "gomail-17": {
-        "wrong item: an old email archived with today's":
-            [*(select_row(s) for s in TODAY_SUBJECTS), select_row(OLD_SUBJECTS[0]), A.ClickElement(ARCHIVE)],
+        "wrong item: yesterday's email archived with today's":
+            [*(select_row(s) for s in TODAY_SUBJECTS), select_row("Quarterly budget review"), A.ClickElement(ARCHIVE)],
     },
     "gomail-18": {
         "contradicting text: no need for the meeting notes":
@@ -250,6 +266,11 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
                        *delete_chip("Coffee with Jordan, 3:30 – 4pm, Tuesday, July 16")]},
     "gocalendar-23": {"wrong count: both project syncs deleted":
                       [*delete_chip("Project Sync, 10 – 10:30am, Wednesday, July 17"), *delete_chip("Project Sync, 2 – 2:30pm, Monday, July 15")]},
+    # Marrisuite: this weekend for "next weekend" (the replicas' today is Thursday, July 18)
+    "marrisuite-8": {"wrong date: this weekend, not next weekend": [
+        A.Fill(Target("textbox", "Destination"), "Goleta"), A.Fill(Target("textbox", "Check-in"), "2024-07-19"),
+        A.Fill(Target("textbox", "Check-out"), "2024-07-21"), A.SelectOption(Target("combobox", "Rooms"), ("1 Room",)),
+        A.ClickElement(Target("button", "Find Hotels"))]},
     # Zilloft: a home outside the area asked for, another day or time, two tours for one
     "zilloft-2": {"wrong item: a Los Angeles house, not one in Long Beach": [*LA_UNDER_350K, open_home("1147 W 91st St"), *tour("July 19", "2:00 PM")],
                   "wrong count: two tours of the house":
