@@ -87,3 +87,26 @@ def test_equals_rule():
     assert Rule("equals", "[g.Adults, g.Children]", "x", expected=[2, 1]).passes(state)
     assert Rule("equals", "sum(values(g))", "x", expected=3).passes(state)
     assert not Rule("equals", "g.Adults", "x", expected=3).passes(state)
+
+
+def test_the_docs_table_is_written_from_the_audit_rows():
+    import datetime
+
+    from halo.cli.audit import AuditRow, Scored, markdown
+    from halo.cli.verify import Attempt
+
+    def scored(agisdk: bool, strict: bool, failed: list[str] | None = None) -> Scored:
+        return Scored(Attempt("gomail-7", "wrong", {}, ""), agisdk, strict, failed or [])
+
+    registry = default_registry()
+    rows = [AuditRow(registry.get("gomail-7"), scored(True, True), {
+                "a near-namesake": scored(False, False),
+                "wrong count: the email sent twice": scored(True, False, ["one email is sent"])}),
+            AuditRow(registry.get("omnizon-3"), scored(True, True), {"wrong count: two": scored(True, True)})]
+    text = markdown(rows, datetime.date(2026, 11, 28))
+    assert text.startswith("`halo tasks audit`, 2026-11-28: 2 tasks, 3 near misses: agisdk accepts 2 of them in 2 tasks; "
+                           "strict success: oracle 1 and every near miss 0 in 1/2 scorable tasks.")
+    assert "Accepted near misses by kind: wrong count 2." in text
+    assert "| gomail | 1 | 2 | 1 (1) | 1/1 |" in text and "| omnizon | 1 | 1 | 1 (1) | 0/1 |" in text
+    assert "| gomail-7 | wrong count | the email sent twice | one email is sent |" in text
+    assert "| omnizon-3 | wrong count | two | (none: strict accepts it too) |" in text

@@ -27,7 +27,6 @@ from halo.sites.oracle import WrongAttempts
 from halo.sites.staynb.oracles import AUSTRIA, PROVENCE, SAN_FRANCISCO, VANCOUVER_TRIP, dates, filters, trip, who
 from halo.sites.opendining.oracles import ORACLES as OPENDINING
 from halo.sites.topwork import oracles as topwork
-from halo.sites.udriver.oracles import ORACLES as UDRIVER
 from halo.sites.topwork.oracles import remove
 from halo.sites.zilloft.oracles import BAY_AREA_3BD, BOSTON_UNDER_1M, LA_UNDER_350K, LONG_BEACH_3_2, SACRAMENTO_4BD, SEND_MESSAGE, contact, \
     beds_baths, find_agent, houses_only, open_home, price, tour
@@ -35,9 +34,10 @@ from halo.sites.zilloft.oracles import search as homes_search
 
 TOMORROW = "2024-07-19"   # the replicas' today is 2024-07-18
 
-def twice(steps: list[OracleStep]) -> list[OracleStep]:
-    """The same request done twice (two emails, two events): the goal asks for one."""
-    return [*steps, *steps]
+def twice(steps: list[OracleStep], *back: OracleStep) -> list[OracleStep]:
+    """The same request done twice (two emails, two events), `back` leading from the first one's
+    confirmation to where the steps start: the goal asks for one."""
+    return [*steps, *back, *steps]
 
 
 def quantity(n: int) -> OracleStep:
@@ -67,10 +67,9 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
         "contradicting text: starting, not finishing, the AGI Inc internship":
             post("Starting my internship at AGI Inc today!"),
     },
-    # UDriver and OpenDining: one ride or table asked for, booked twice
-    **{task: {"wrong count: the ride booked twice": twice(UDRIVER[task])}
-       for task in ("udriver-3", "udriver-4", "udriver-6", "udriver-7", "udriver-11", "udriver-13", "udriver-16")},
-    **{task: {"wrong count: the table booked twice": twice(OPENDINING[task])} for task in ("opendining-1", "opendining-6", "opendining-12")},
+    # OpenDining: one table asked for, booked twice
+    **{task: {"wrong count: the table booked twice": twice(OPENDINING[task], A.ClickElement(Target("link", "OpenDining home")))}
+       for task in ("opendining-1", "opendining-6", "opendining-12")},
     "networkin-26": {
         "contradicting text: tells him no advice is needed":
             [*networkin.search("Software Engineer"), networkin.open_link("Ryan Clark"),
