@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from halo.agent import actions as A
 from halo.sites.gocalendar.oracles import WEEKDAYS, delete_chip, new_event, new_task
+from halo.sites.gomail.oracles import ORACLES as GOMAIL
 from halo.sites.gomail.oracles import ARCHIVE, DELETE, OLD_SUBJECTS, SELECT_PAGE, TODAY_SUBJECTS, compose, open_row, reply_to, \
     select_row, snooze_results_until, trash_search_results
 from halo.sites.networkin import oracles as networkin
@@ -51,6 +52,29 @@ def buy_now(query: str, title_part: str, n: int = 1) -> list[OracleStep]:
 
 def to_cart(query: str, title_part: str, n: int = 1) -> list[OracleStep]:
     return [*shop_search(query), open_product(title_part), *([quantity(n)] if n != 1 else []), ADD_TO_CART]
+
+
+#: GoMail's compose tasks: (to, subject, how the email contradicts the request, its body)
+EMAIL_DENIALS: dict[str, tuple[str, str, str, str]] = {
+    "gomail-4": ("Alexa Richardson", "Files", "no need to hear about the files",
+        "Hi Alexa,\n\nNo need to let me know when the files come in.\n\nSam"),
+    "gomail-7": ("Ashley Campbell", "Team dinner", "says she is not coming",
+        "Hi Ashley,\n\nI know you are not coming to the team dinner on Friday.\n\nSam"),
+    "gomail-8": ("Kevin Moore", "Atlas project", "the project details are not needed",
+        "Hi Kevin,\n\nI don't need the project details for Atlas anymore.\n\nSam"),
+    "gomail-9": ("Barbara Thomas", "Project plan", "not going over the project plan",
+        "Hi Barbara,\n\nLet's not go over the project plan this week.\n\nSam"),
+    "gomail-12": ("Charles", "New clients?", "tells him he has found no new clients",
+        "Hi Charles,\n\nI know you have not found any new clients lately.\n\nSam"),
+    "gomail-13": ("Carol Adams", "Meeting time change", "the meeting is not moved",
+        "Hi Carol,\n\nNo time change for the meeting: it is not moved to 8:30 AM.\n\nSam"),
+    "gomail-15": ("Danielle Harris", "System update launched", "the update has not been launched",
+        "Hi Danielle,\n\nThe new system update has not been launched yet.\n\nSam"),
+    "gomail-18": ("brian.king@example.com", "Meeting notes", "no need for the meeting notes",
+        "Hi Brian,\n\nNo need to send me the meeting notes.\n\nSam"),
+    "gomail-19": ("Angela White", "FTA dates", "does not ask, says there is no need to tell",
+        "Hi Angela,\n\nI know when you go on FTA, no need to tell me.\n\nSam"),
+}
 
 
 #: Kinds of near miss (the audit table groups by them); each label below starts with its kind.
@@ -127,6 +151,8 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
         "half of the request: searched, not shared to the group chat": VANCOUVER_TRIP,
     },
     # GoMail: a mail whose words contradict the request, the mail sent twice, half of a two-part request
+    **{task: {f"contradicting text: {what}": compose(to, subject, body), "wrong count: the email sent twice": twice(GOMAIL[task])}
+       for task, (to, subject, what, body) in EMAIL_DENIALS.items()},
     "gomail-1": {
         "wrong item: the Uber emails deleted, not Amazon's":
             [A.ClickElement(Target("button", "More email options")), A.ClickElement(Target("menuitem", "Mark all as read")),
@@ -136,12 +162,6 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
         "wrong item: the Amazon emails deleted with them":
             [*trash_search_results("notification"), *trash_search_results("uber"), *trash_search_results("amazon")],
     },
-    "gomail-4": {
-        "contradicting text: no need to hear about the files":
-            compose("Alexa Richardson", "Files", "Hi Alexa,\n\nNo need to let me know when the files come in.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Alexa Richardson", "Files", "Hi Alexa,\n\nPlease let me know when the files come in.\n\nThanks,\nSam")),
-    },
     "gomail-5": {
         "contradicting text: asks Alexa not to sign the work permit":
             [A.ClickElement(Target("link", "Starred")), A.ClickElement(SELECT_PAGE), A.ClickElement(DELETE),
@@ -150,61 +170,12 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
             compose("alexa.richardson@example.com", "Work permit signature",
                     "Hi Alexa,\n\nCould you please sign my work permit this week?\n\nThanks,\nSam"),
     },
-    "gomail-7": {
-        "contradicting text: says she is not coming":
-            compose("Ashley Campbell", "Team dinner", "Hi Ashley,\n\nI know you are not coming to the team dinner on Friday.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Ashley Campbell", "Team dinner", "Hi Ashley,\n\nAre you coming to the team dinner on Friday?\n\nSam")),
-    },
-    "gomail-8": {
-        "contradicting text: the project details are not needed":
-            compose("Kevin Moore", "Atlas project", "Hi Kevin,\n\nI don't need the project details for Atlas anymore.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Kevin Moore", "Atlas project", "Hi Kevin,\n\nCould you send me the project details for Atlas?\n\nThanks,\nSam")),
-    },
-    "gomail-9": {
-        "contradicting text: not going over the project plan":
-            compose("Barbara Thomas", "Project plan", "Hi Barbara,\n\nLet's not go over the project plan this week.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Barbara Thomas", "Project plan", "Hi Barbara,\n\nCan we go over the project plan together this week?\n\nSam")),
-    },
-    "gomail-12": {
-        "contradicting text: tells him he has found no new clients":
-            compose("Charles", "New clients?", "Hi Charles,\n\nI know you have not found any new clients lately.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Charles", "New clients?", "Hi Charles,\n\nHave you found any new clients lately?\n\nSam")),
-    },
-    "gomail-13": {
-        "contradicting text: the meeting is not moved":
-            compose("Carol Adams", "Meeting time change", "Hi Carol,\n\nNo time change for the meeting: it is not moved to 8:30 AM.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Carol Adams", "Meeting time change",
-                          "Hi Carol,\n\nThere has been a time change for the meeting: it is now moved to 8:30 AM.\n\nSam")),
-    },
     "gomail-14": {
         "wrong item: the visible emails archived, not cleared away": [A.ClickElement(SELECT_PAGE), A.ClickElement(ARCHIVE)],
-    },
-    "gomail-15": {
-        "contradicting text: the update has not been launched":
-            compose("Danielle Harris", "System update launched", "Hi Danielle,\n\nThe new system update has not been launched yet.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Danielle Harris", "System update launched", "Hi Danielle,\n\nThe new system update has been launched.\n\nBest,\nSam")),
     },
     "gomail-17": {
         "wrong item: yesterday's email archived with today's":
             [*(select_row(s) for s in TODAY_SUBJECTS), select_row("Quarterly budget review"), A.ClickElement(ARCHIVE)],
-    },
-    "gomail-18": {
-        "contradicting text: no need for the meeting notes":
-            compose("brian.king@example.com", "Meeting notes", "Hi Brian,\n\nNo need to send me the meeting notes.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("brian.king@example.com", "Meeting notes", "Hi Brian,\n\nCould you please send me the meeting notes?\n\nThanks,\nSam")),
-    },
-    "gomail-19": {
-        "contradicting text: does not ask, says there is no need to tell":
-            compose("Angela White", "FTA dates", "Hi Angela,\n\nI know when you go on FTA, no need to tell me.\n\nSam"),
-        "wrong count: the email sent twice":
-            twice(compose("Angela White", "FTA dates", "Hi Angela,\n\nWhen do you go on FTA?\n\nThanks,\nSam")),
     },
     "gomail-20": {
         "half of the request: only the visible page moved to the trash": [A.ClickElement(SELECT_PAGE), A.ClickElement(DELETE)],
