@@ -35,10 +35,10 @@ test-tinker-server: setup-test tinker-server ## the Tinker path against the loca
 	HALO_TINKER_SERVER=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/tinker_server
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.
-# Synchronous (--max-staleness 0): `halo bench train` measured no speed-up from asynchronous GRPO
-# on this 2-core machine, where the learner and the browsers share the cores (docs/benchmarks.md, "Asynchronous GRPO").
+# Synchronous (--max-staleness 0): where the learner and the browsers share a few CPU cores,
+# asynchronous GRPO has nothing to overlap (`halo bench train`; docs/benchmarks.md, "Asynchronous GRPO").
 demo: setup ## train the embedded policy with GRPO on the playground (15-20 min on 2 cores)
-	@echo "make demo: synchronous GRPO (--max-staleness 0), the faster mode on this machine per halo bench train (docs/benchmarks.md)"
+	@echo "make demo: synchronous GRPO (--max-staleness 0): on a few CPU cores asynchronous GRPO gains nothing (docs/benchmarks.md)"
 	.venv/bin/halo train --max-staleness 0
 
 # The same loop on REAL v2 replica tasks (the real-easy curriculum, scored by agisdk): slower, and

@@ -5,6 +5,7 @@ parse into the same setting with a warning on stderr, and on/off settings come i
 from __future__ import annotations
 
 import argparse
+import re
 
 import pytest
 
@@ -76,3 +77,117 @@ def test_tasks_suites_have_one_spelling_and_a_training_suite_lists_its_tasks(hal
     assert list_tasks(parser.parse_args(["--suite", "real-easy"])) == 0
     listed = capsys.readouterr().out
     assert all(task in listed for task in suite("real-easy").select()) and "11 tasks" in listed
+
+
+def test_serve_env_max_actions_old_flag_and_variable_still_work(capsys, monkeypatch):
+    from halo.env.config import EnvSettings
+
+    assert EnvSettings.from_cli(["--max-actions", "4"]).max_actions == 4 and capsys.readouterr().err == ""
+    assert EnvSettings.from_cli(["--max-steps", "5"]).max_actions == 5
+    assert EnvSettings.from_cli(["--max-steps=6"]).max_actions == 6
+    assert "--max-steps is deprecated; use --max-actions" in capsys.readouterr().err
+    monkeypatch.setenv("HALO_ENV_MAX_STEPS", "7")
+    assert EnvSettings.from_cli([]).max_actions == 7
+    assert "HALO_ENV_MAX_STEPS is deprecated; use HALO_ENV_MAX_ACTIONS" in capsys.readouterr().err
+    assert EnvSettings.from_cli(["--max-actions", "3"]).max_actions == 3    # the new name wins over the old variable
+    monkeypatch.setenv("HALO_ENV_MAX_ACTIONS", "8")
+    assert EnvSettings.from_cli([]).max_actions == 8
+    monkeypatch.delenv("HALO_ENV_MAX_STEPS")
+    monkeypatch.delenv("HALO_ENV_MAX_ACTIONS")
+    assert EnvSettings(max_steps=9).max_actions == 9                          # the old keyword, as old code passes it
+    assert EnvSettings.from_cli([]).max_actions == 70
+
+
+def test_serve_reward_judge_route_names_a_route(capsys):
+    from halo.reward.config import RewardSettings
+
+    assert RewardSettings.from_cli(["--judge-route", "rubric"]).judge_route == "rubric"
+    assert RewardSettings.from_cli(["--judge-model", "old"]).judge_route == "old"
+    assert "--judge-model is deprecated; use --judge-route" in capsys.readouterr().err
+
+
+def test_launcher_scrape_interval_in_seconds_vllm_checkpoint_and_push_pair(capsys):
+    from halo.cli.launcher import build_parser, prometheus_duration
+
+    parser = build_parser()
+    assert parser.parse_args(["up", "--scrape-interval-s", "0.5"]).scrape_interval_s == 0.5
+    assert capsys.readouterr().err == ""
+    assert parser.parse_args(["up", "--scrape-interval", "1m30s"]).scrape_interval_s == 90.0
+    assert "--scrape-interval is deprecated; use --scrape-interval-s" in capsys.readouterr().err
+    for bad in ("0", "-1", "fast", "1x"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["up", "--scrape-interval-s", bad])
+    assert (prometheus_duration(90.0), prometheus_duration(0.5), prometheus_duration(1)) == ("90s", "500ms", "1s")
+    assert parser.parse_args(["up", "--vllm-model", "/m"]).vllm_checkpoint == "/m"
+    assert "--vllm-model is deprecated; use --vllm-checkpoint" in capsys.readouterr().err
+    images = ["deploy", "images", "--registry", "r", "--tag", "t"]
+    assert parser.parse_args(images).push is True and parser.parse_args([*images, "--no-push"]).push is False
+
+
+def test_bench_and_tasks_on_off_flags_are_pairs(halo, capsys):
+    env, learner, audit = _sub(halo, "bench", "env"), _sub(halo, "bench", "learner"), _sub(halo, "tasks", "audit")
+    assert env.parse_args(["--sites-in-process"]).sites_in_process and not env.parse_args(["--no-sites-in-process"]).sites_in_process
+    assert learner.parse_args(["--bf16"]).bf16 and not learner.parse_args(["--no-bf16"]).bf16
+    assert audit.parse_args(["--lenient-only"]).lenient_only and not audit.parse_args(["--no-lenient-only"]).lenient_only
+    assert env.parse_args(["--agisdk-slow-mo", "5"]).agisdk_slow_mo_ms == 5
+    assert "--agisdk-slow-mo is deprecated; use --agisdk-slow-mo-ms" in capsys.readouterr().err
+    assert audit.parse_args(["--suite", "real_easy"]).suite == "real-easy"
+    assert "--suite real_easy is deprecated; use --suite real-easy" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        audit.parse_args(["--suite", "no-such-suite"])
+
+
+def _every_parser():
+    """(title, parser) of every `halo` subcommand parsed by argparse."""
+    from halo.cli import eval as eval_cli
+    from halo.cli import launcher
+    from halo.cli.main import build_parser
+
+    found, todo = [], [("halo", build_parser()), ("halo", launcher.build_parser()), ("halo eval", eval_cli.run_parser()),
+                       ("halo eval compare", eval_cli.compare_parser()), ("halo eval report", eval_cli.report_parser()),
+                       ("halo eval list", eval_cli.list_parser())]
+    while todo:
+        title, parser = todo.pop()
+        found.append((title, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [(f"{title} {name}", sub) for name, sub in action.choices.items()]
+    return found
+
+
+# Flags that pick what a command does rather than a setting: no --no-x form.
+MODE_SWITCHES = {"--check", "--dry-run"}
+SECONDS = re.compile(r"(?<!milli)seconds\b")
+
+
+def test_every_flag_follows_the_conventions():
+    """One meaning per flag, in every subcommand: no visible --model (a route, a Tinker model and a
+    checkpoint have their own flags), a seconds flag ends in -s, an on/off setting is a --x/--no-x
+    pair, --json takes a PATH, every flag has a help line; the services' settings the same."""
+    from halo.cli.serve import GRPC_SERVICES
+    from halo.sites.server import SitesSettings
+
+    problems = []
+    for title, parser in _every_parser():
+        for action in parser._actions:
+            if not action.option_strings or action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+                continue
+            flag, text = action.option_strings[-1], (action.help or "").lower()
+            if flag == "--model" or flag.endswith("-model") and action.metavar == "DIR":
+                problems.append(f"{title} {flag}: say --route, --base-model or --checkpoint")
+            if SECONDS.search(text) and not flag.endswith("-s"):
+                problems.append(f"{title} {flag}: a seconds flag ends in -s")
+            if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)) and flag not in MODE_SWITCHES:
+                problems.append(f"{title} {flag}: an on/off setting is --x/--no-x")
+            if flag == "--json" and action.metavar != "PATH":
+                problems.append(f"{title} {flag}: --json PATH")
+            if not text:
+                problems.append(f"{title} {flag}: no help (the CLI reference would say nothing of it)")
+    for settings in [SitesSettings, *(load()[0] for load in GRPC_SERVICES.values())]:
+        for name, info in settings.model_fields.items():
+            text = (info.description or "").lower()
+            if SECONDS.search(text) and not name.endswith("_s"):
+                problems.append(f"{settings.__name__}.{name}: a seconds setting ends in _s")
+            if name.endswith("_model"):
+                problems.append(f"{settings.__name__}.{name}: name what it is (a route, a checkpoint)")
+    assert not problems, "\n".join(problems)

@@ -47,7 +47,7 @@ class UpStack:
 def up_stack(tmp_path_factory):
     """`halo up --ports free` with a 1 s Prometheus scrape interval; `halo down` afterwards."""
     run_dir = tmp_path_factory.mktemp("halo-run")
-    done = halo("up", "--ports", "free", "--run-dir", str(run_dir), "--scrape-interval", "1s")
+    done = halo("up", "--ports", "free", "--run-dir", str(run_dir), "--scrape-interval-s", "1")
     if done.returncode != 0:
         halo("down", "--run-dir", str(run_dir))
         pytest.fail(f"halo up failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")

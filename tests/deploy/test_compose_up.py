@@ -36,7 +36,7 @@ SCRAPED = {"env", "reward", "gateway", "trainer", "prometheus"}   # the HALO job
 GRAFANA_IMAGE = "grafana/grafana:11.3.0"
 HALO = str(Path(sys.executable).parent / "halo")
 GRPCURL = str(Path(sys.executable).parent / "grpcurl")
-TRAIN = ["--tasks", "playground-signup", "--max-steps", "2", "--lr", "0.02", "--seed", "3", "--eval-every", "0"]
+TRAIN = ["--tasks", "playground-signup", "--max-actions", "2", "--lr", "0.02", "--seed", "3", "--eval-every", "0"]
 
 
 @dataclass

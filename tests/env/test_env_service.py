@@ -187,10 +187,10 @@ async def test_bad_actions_are_errors_in_the_observation_not_crashes(env):
 
 
 async def test_a_click_whose_navigation_outlasts_the_action_timeout_is_a_click_that_happened(stack, env):
-    """Seen on a loaded machine: Playwright's click waits for the navigation it starts, under the
-    3 s action timeout, so a submit whose page loaded slowly came back as "timed out" although
-    the form was sent. The navigation is the env's to wait for (navigation timeout), not the
-    agent's fault."""
+    """A submit whose page loads slower than the 3 s action timeout is a click that happened, not a
+    timed-out one: Playwright's click would wait for the navigation it starts under the action
+    timeout, so the env clicks without that wait and waits for the navigation itself (navigation
+    timeout). A slow page is not the agent's fault."""
     import asyncio
 
     created = await env.create_session("playground-signup")

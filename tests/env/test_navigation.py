@@ -139,8 +139,8 @@ async def _centre(page, selector: str) -> A.Point:
 
 
 async def test_an_action_returns_once_the_requests_it_made_the_page_send_are_answered(page):
-    """The playground's drag oracle scored 0 under load: its drop is a request the page sends on
-    mouseup, and the env read the site's state before that request had reached the server."""
+    """A drop is a request the page sends on mouseup: the action returns only once it is answered,
+    so a state read right after the action sees what the drop did (else the drag oracle could score 0)."""
     await execute(page, A.ClickElement("9"), POLICY, LIMITS)
     assert POSTED == ["/api/save"] and await page.title() == "saved"
     await execute(page, A.Drag(await _centre(page, "#card"), await _centre(page, "#zone")), POLICY, LIMITS)
@@ -157,9 +157,9 @@ async def test_a_request_in_flight_before_the_action_does_not_hold_it(page):
 
 @pytest.mark.parametrize("action", [A.ClickElement("11"), "at its centre"], ids=["by bid", "at a point"])
 async def test_a_click_on_a_native_select_reaches_the_page_without_opening_the_popup(page, action):
-    """Chromium builds a native <select>'s popup list before it acknowledges the press, which made
-    select clicks the slowest clicks (one crossed the 3 s action timeout under load); the agent never
-    sees that popup. The click is still a real one: trusted events, the focus; the list stays closed."""
+    """Chromium builds a native <select>'s popup list before it acknowledges the press, which makes
+    select clicks the slowest clicks (`halo bench clicks`), and the agent never sees that popup: the
+    env's click opens none. The click is still a real one: trusted events, the focus; the list stays closed."""
     if action == "at its centre":
         action = A.ClickAt(await _centre(page, "select"))
     await execute(page, action, POLICY, LIMITS)

@@ -60,7 +60,7 @@ async def _reward_service(**settings):
 
 async def test_llm_judge_evals_go_through_the_gateway(gateway):
     target, servicer = gateway
-    running = await _reward_service(judge_target=target, judge_model="rubric")
+    running = await _reward_service(judge_target=target, judge_route="rubric")
     try:
         async with RewardClient(running.target) as reward:
             good = await reward.evaluate("playground-judged", SOLVED, "Your plan is Pro now.")

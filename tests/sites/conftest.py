@@ -2,10 +2,10 @@
 wrong attempts `replica_checks.wrong_swept_tasks` picks; every one with HALO_REPLICA_SWEEP=full) run
 once, through the session's env service, with one limit on open sessions.
 
-Before, each module verified its own site with its own concurrency (two or three tasks at once,
-each task's attempts at once): some modules asked for more sessions than the pool holds and waited
-on RESOURCE_EXHAUSTED under load, and every module ended on a tail of one slow task with the
-browsers idle. One sweep keeps `SWEEP_SESSIONS` sessions busy from the first task to the last.
+One sweep for all modules, not one per site: a module per site with its own concurrency could ask
+for more sessions than the pool holds (and wait on RESOURCE_EXHAUSTED), and would end on a tail
+of one slow task with the browsers idle. One sweep keeps `SWEEP_SESSIONS` sessions busy from the
+first task to the last.
 """
 
 from __future__ import annotations

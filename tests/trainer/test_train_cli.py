@@ -193,15 +193,22 @@ def test_running_services_get_the_token_and_the_ca_like_eval(submitted, capsys):
 
 def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
     from halo.cli.curriculum import suite
-    from halo.cli.train import eval_label
+    from halo.cli.train import eval_label, sampled_label
     from halo.trainers.plots import plot_curves
 
     playground = RunSpec(task_ids=suite("playground-easy").select())
     real = RunSpec(task_ids=suite("real-easy").select())
-    assert eval_label(playground) == "greedy, 4 training tasks on held-out layouts"
-    assert eval_label(real) == "greedy, the 11 training tasks (REAL replicas: not held out)"
+    assert eval_label(playground) == "greedy, 4 training tasks × seeds 1001-1004 (held-out layouts)"
+    assert eval_label(real) == "greedy, the 11 training tasks × seeds 1001-1004 (REAL replicas: not held out)"
+    real.extra["eval_seeds"] = [1001]   # what halo train --suite real-easy sets
+    assert eval_label(real) == "greedy, the 11 training tasks × seed 1001 (REAL replicas: not held out)"
+    assert eval_label(RunSpec(kind="mcts", task_ids=["playground-finish"], extra={"eval_seeds": [3, 7]})) == \
+        "greedy, 1 training task × seeds 3, 7 (held-out layouts)"
     rows = [{"step": 1, "success_rate": 0.1, "eval_success_rate_untrained": 0.0}, {"step": 2, "eval_success_rate": 0.5}]
-    assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real)).stat().st_size > 0
+    assert sampled_label(RunSpec(groups_per_batch=4, group_size=8)) == "4 groups × 8 episodes a step, on training seeds"
+    assert sampled_label(RunSpec(kind="mcts", groups_per_batch=2)) == "the best path of 2 searches a step, on training seeds"
+    assert sampled_label(RunSpec(groups_per_batch=1, group_size=2)) == "1 group × 2 episodes a step, on training seeds"
+    assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real), sampled=sampled_label(real)).stat().st_size > 0
 
 
 def test_train_summary_and_curves_show_both_verdicts(tmp_path):

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from halo.cli.verify import TIMED_OUT, Attempt, per_task, run_attempts
+from halo.cli.verify import Attempt, per_task, run_attempts_once_more
 from halo.client.env import EnvClient
 from halo.reward.strict import StrictChecks, load_checks
 from halo.sites.near_misses import near_misses_for
@@ -66,12 +66,7 @@ async def audit_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore
     labelled = near_misses(task)
 
     async def attempt(steps: Sequence[OracleStep], kind: str) -> Attempt:
-        for _ in range(2):   # an action past the env's timeout says the machine was busy: once more
-            async with sessions:
-                done = (await run_attempts(env, task, steps, kind))[-1]
-            if not any(TIMED_OUT in e for e in done.errors):
-                break
-        return done
+        return (await run_attempts_once_more(env, task, steps, kind, sessions))[-1]
 
     runs = [attempt(oracle, "oracle")] if oracle is not None else []
     runs += [attempt(steps, "wrong") for steps in labelled.values()]

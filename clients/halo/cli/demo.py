@@ -82,6 +82,6 @@ async def run_demo(task_id: str, out_dir: str) -> int:
 
 def add_parser(sub) -> None:
     demo = sub.add_parser("demo", help="one scripted episode on the playground through the env service")
-    demo.add_argument("--task", default="playground-finish")
+    demo.add_argument("--task", default="playground-finish", choices=list(PLANS), help="the scripted playground task to play")
     demo.add_argument("--out", default="artifacts/demo", help="folder for the screenshots")
     demo.set_defaults(run=lambda args: asyncio.run(run_demo(args.task, args.out)))

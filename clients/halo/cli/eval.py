@@ -69,7 +69,7 @@ def run_parser() -> argparse.ArgumentParser:
                    help="LoRA adapter folder / tinker:// path (default: the mode's, e.g. checkpoints/qwen3vl_grpo_lora; '' = base model)")
     p.add_argument("--route", default="", help="gateway route instead of the mode's (e.g. qwen3vl-tinker)")
     p.add_argument("--eval-id", default="", help="name of the eval folder (default: <mode>-<time>-<hex>)")
-    p.add_argument("--evals-dir", default="evals")
+    p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     p.add_argument("--resume", default="", metavar="EVAL_ID", help="continue an interrupted eval: saved episodes are skipped")
     p.add_argument("--screenshots", action=argparse.BooleanOptionalAction, default=True,
                    help="record each step's screenshot (--no-screenshots: faster; the viewer shows no images)")
@@ -78,8 +78,8 @@ def run_parser() -> argparse.ArgumentParser:
                         "prompt has none; implies --no-screenshots)")
     p.add_argument("--env", default="", metavar="TARGET", help="use running services instead of starting them in this "
                    "process: the env service's host:port, or a fleet of replicas (host:port,host:port or fleet://name:port)")
-    p.add_argument("--reward", default="", metavar="HOST:PORT")
-    p.add_argument("--gateway", default="", metavar="HOST:PORT")
+    p.add_argument("--reward", default="", metavar="HOST:PORT", help="the reward service, with --env")
+    p.add_argument("--gateway", default="", metavar="HOST:PORT", help="the policy gateway, with --env")
     p.add_argument("--token", default="", help="bearer token of the running services")
     p.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: talk TLS to the running services")
     p.add_argument("--gateway-config", default="", help="route table for the in-process gateway (default configs/gateway.yaml)")
@@ -246,7 +246,7 @@ def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval compare", description="two evaluation runs side by side")
     p.add_argument("eval_a")
     p.add_argument("eval_b")
-    p.add_argument("--evals-dir", default="evals")
+    p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     p.add_argument("--out", default="", help="folder for compare.md + compare.png (default evals/compare-A-vs-B)")
     return p
 
@@ -285,7 +285,7 @@ def _compare(argv: list[str]) -> int:
 def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
     p.add_argument("eval_id")
-    p.add_argument("--evals-dir", default="evals")
+    p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     return p
 
 
@@ -309,7 +309,7 @@ def _report(argv: list[str]) -> int:
 
 def list_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval list", description="the evaluations in --evals-dir")
-    p.add_argument("--evals-dir", default="evals")
+    p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     return p
 
 

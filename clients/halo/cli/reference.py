@@ -25,12 +25,12 @@ Conventions, the same in every subcommand:
   a local model folder;
 - `--json PATH` writes what a command measured or found as JSON to PATH (`halo status --json`
   without a PATH: to standard output);
-- a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`);
+- a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`), in milliseconds in `-ms`;
 - an on/off setting is a pair, `--x` / `--no-x`;
 - names have one spelling: suites with hyphens (`real-easy`), backends and modes with
   underscores (`local_lora`, `qwen3vl_grpo`);
 - an old spelling of a flag or a name still works, prints which one replaces it on stderr, and is
-  listed under "old spellings" below.
+  listed under "old spellings" below (for a service's setting, its old environment variable too).
 """
 
 
@@ -114,7 +114,9 @@ def _settings_section(name: str, settings_cls) -> list[str]:
     lines = [f"## `halo serve {name}`", "",
              f"Each flag is also an environment variable, `{prefix}<FLAG>` (`--port` = `{prefix}PORT`); "
              "a flag wins over the variable.", "",
-             "| flag | default | meaning |", "| --- | --- | --- |"]
+             "| flag | default | meaning | old spellings |", "| --- | --- | --- | --- |"]
+    renamed = getattr(settings_cls, "renamed", {})   # the SitesSettings are no ServiceSettings
+    old_names = {new: old for old, new in renamed.items()}
     for field, info in settings_cls.model_fields.items():
         flag = "--" + field.replace("_", "-")
         if info.annotation is bool:
@@ -123,7 +125,9 @@ def _settings_section(name: str, settings_cls) -> list[str]:
         if isinstance(default, bool):
             default = "true" if default else "false"
         shown = "" if default in ("", None) else f"`{default}`"
-        lines.append(f"| `{flag}` | {shown} | {_cell(info.description or '')} |")
+        old = old_names.get(field)
+        spelled = f"`--{old.replace('_', '-')}`, `{settings_cls.env_variable(old)}`" if old else ""
+        lines.append(f"| `{flag}` | {shown} | {_cell(info.description or '')} | {spelled} |")
     return [*lines, ""]
 
 

@@ -48,6 +48,6 @@ def add_parser(sub) -> None:
     sites = sub.add_parser("sites", help="site replicas: screenshots of their main pages")
     sites_sub = sites.add_subparsers(dest="sites_command", required=True)
     shots = sites_sub.add_parser("shots", help="PNG screenshots of each replica's main pages")
-    shots.add_argument("--out", default="docs/shots")
+    shots.add_argument("--out", default="docs/shots", help="folder for the PNG files")
     shots.add_argument("--site", action="append", default=[], help="only these sites")
     shots.set_defaults(run=run)

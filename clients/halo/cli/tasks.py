@@ -165,10 +165,11 @@ def list_tasks(args: argparse.Namespace) -> int:
 
 REGISTRY_SUITES = ("real-v2", "halo")   # halo.tasks.registry's SUITE_REAL, SUITE_HALO (the registry is a service-side module)
 SUITE_SPELLING = Spelling("--suite", [*REGISTRY_SUITES, *SUITES], {"real_v2": "real-v2", **OLD_SPELLINGS})
+TRAINING_SUITE_SPELLING = Spelling("--suite", SUITES, OLD_SPELLINGS)
 
 
 def add_parser(sub) -> None:
-    tasks = sub.add_parser("tasks", help="the task registry: list, verify, reach")
+    tasks = sub.add_parser("tasks", help="the task registry: list, verify, audit, reach")
     tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
     tl = tasks_sub.add_parser("list", help="list tasks")
     tl.add_argument("--site", default="", help="only this site's tasks")
@@ -186,9 +187,11 @@ def add_parser(sub) -> None:
     ta = tasks_sub.add_parser("audit", help="run each replica task's oracle and labelled near misses; print which near "
                                             "misses agisdk's script accepts and how strict success scores them")
     ta.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
-    ta.add_argument("--suite", default="", help="the tasks of a training suite (halo train --suite), e.g. real-easy")
+    ta.add_argument("--suite", default="", choices=["", *SUITES], type=TRAINING_SUITE_SPELLING,
+                    help="the tasks of a training suite (halo train --suite), e.g. real-easy")
     ta.add_argument("--tasks", default="", help="comma-separated task ids")
-    ta.add_argument("--lenient-only", action="store_true", help="list only the tasks where agisdk accepts a near miss")
+    ta.add_argument("--lenient-only", action=argparse.BooleanOptionalAction, default=False,
+                    help="list only the tasks where agisdk accepts a near miss")
     ta.add_argument("--markdown", default="", metavar="PATH",
                     help="also write the audit as docs/reference/graders.md keeps it (date, summary, tables) to PATH")
     ta.set_defaults(run=lambda args: asyncio.run(run_audit(args.site, args.suite, args.tasks, args.lenient_only, args.markdown)))
@@ -196,7 +199,7 @@ def add_parser(sub) -> None:
     tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
                                             "which tasks it can solve at all")
     tr.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
-    tr.add_argument("--suite", default="", choices=["", *SUITES], type=Spelling("--suite", SUITES, OLD_SPELLINGS),
+    tr.add_argument("--suite", default="", choices=["", *SUITES], type=TRAINING_SUITE_SPELLING,
                     help="the tasks of a training suite (halo train --suite), e.g. real-easy")
     tr.add_argument("--tasks", default="", help="comma-separated task ids")
     tr.set_defaults(run=lambda args: asyncio.run(run_reach(args.site, args.suite, args.tasks)))

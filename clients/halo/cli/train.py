@@ -72,16 +72,34 @@ def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
             console.print(f"{name}, {label}: untrained {first[f'{key}_untrained']:.0%} -> trained {after:.0%}")
 
 
+def seeds_text(seeds: list[int]) -> str:
+    """`seed 1001`, `seeds 1001-1004` (consecutive) or `seeds 3, 7`."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}"
+    if seeds == list(range(seeds[0], seeds[0] + len(seeds))):
+        return f"seeds {seeds[0]}-{seeds[-1]}"
+    return "seeds " + ", ".join(map(str, seeds))
+
+
 def eval_label(spec: RunSpec) -> str:
     """What the run's greedy evaluation covers, in words for its plot and summary: the training
     tasks, on seeds it never trains on. Those seeds change the page layouts of HALO's playground
     tasks (held-out layouts); a REAL replica is the same whatever the seed, so there the
     evaluation replays the training tasks themselves."""
     tasks = len(spec.task_ids)
-    noun = f"{tasks} training task{'s' if tasks != 1 else ''}"
+    noun = f"{tasks} training task{'s' if tasks != 1 else ''} × {seeds_text(spec.eval_seeds())}"
     if all(t.startswith("playground") for t in spec.task_ids):
-        return f"greedy, {noun} on held-out layouts"
+        return f"greedy, {noun} (held-out layouts)"
     return f"greedy, the {noun} (REAL replicas: not held out)"
+
+
+def sampled_label(spec: RunSpec) -> str:
+    """What a step's sampled reward and success cover, for the plot: the step's episodes, on
+    training seeds (GRPO: its groups; MCTS: the best path of each search)."""
+    groups = spec.groups_per_batch
+    if spec.kind == "mcts":
+        return f"the best path of {groups} search{'es' if groups != 1 else ''} a step, on training seeds"
+    return f"{groups} group{'s' if groups != 1 else ''} × {spec.group_size} episodes a step, on training seeds"
 
 
 def tinker_route(spec: RunSpec) -> str:
@@ -169,7 +187,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             rows = jobs.store.metrics(record.run_id)
             if rows:
                 png = plot_curves(rows, run_dir / "curves.png", title=f"{record.spec.name} ({record.run_id})",
-                                  eval_label=eval_label(record.spec))
+                                  eval_label=eval_label(record.spec), sampled=sampled_label(record.spec))
                 console.print(f"curves: {png}")
             console.print(f"metrics: {run_dir / 'metrics.jsonl'}")
             return rows
@@ -424,7 +442,7 @@ def add_parser(sub) -> None:
     for action in (route, base_model, checkpoint):
         action.old_spellings = ["--model"]   # type: ignore[attr-defined]  # listed by halo docs cli
     train.add_argument("--steps", type=int, default=None, help="training steps (default: the suite's; 20, real-easy 26)")
-    train.add_argument("--group-size", type=int, default=8)
+    train.add_argument("--group-size", type=int, default=8, help="episodes per group (one task and layout seed)")
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
     train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (0.7 for Qwen3-VL in the reference settings; the embedded head starts near uniform, 1.0)")
@@ -438,7 +456,7 @@ def add_parser(sub) -> None:
     deprecated_alias(train, "--max-steps", max_actions)
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=int, default=0, help="the run's seed: which tasks, layouts and samples each step draws")
     train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
                             "new layouts on the playground, the same pages on a REAL replica)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
@@ -476,8 +494,8 @@ def add_parser(sub) -> None:
                             "300 s local LoRA; the route's own timeout and retries run inside it): raise it for a backend "
                             "whose first samples compile, such as a JAX Tinker-API server on CPU")
     deprecated_alias(train, "--sample-timeout", sample_timeout)
-    train.add_argument("--runs-dir", default="runs")
-    train.add_argument("--name", default="")
+    train.add_argument("--runs-dir", default="runs", help="the folder holding every local run (one subfolder each)")
+    train.add_argument("--name", default="", help="the run's name, unique among the runs (default: <kind>-<run_id>)")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
     train.add_argument("--token", default="", help="bearer token of the running services (--env, --reward, --gateway, --submit)")
     train.add_argument("--tls-ca", default="", metavar="PEM",

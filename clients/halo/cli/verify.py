@@ -26,6 +26,10 @@ _TEXT_ONLY = observation_options(screenshot=False)
 TIMED_OUT = "timed out"
 
 
+class AttemptEnvFailure(RuntimeError):
+    """An attempt's session ended in an environment failure: it says nothing of the replica."""
+
+
 @dataclass
 class Attempt:
     task_id: str
@@ -65,7 +69,7 @@ async def run_attempts(env: EnvClient, task: TaskSpec, steps: Sequence[OracleSte
                 break
             result = await env.step(session_id, action, observation=_TEXT_ONLY)
             if result.env_failure:
-                raise RuntimeError(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")
+                raise AttemptEnvFailure(f"env failure during {kind} of {task.id}: {result.env_failure_reason}")
             if not result.action_ok:
                 errors.append(f"{A.describe(action)}: {result.action_error}")
             obs = result.observation
@@ -100,6 +104,25 @@ class VerifyRow:
         )
 
 
+async def run_attempts_once_more(env: EnvClient, task: TaskSpec, steps: Sequence[OracleStep], kind: str,
+                                 sessions: asyncio.Semaphore, noop_too: bool = False) -> list[Attempt]:
+    """`run_attempts` in a session slot of `sessions`, run once more in a fresh session when an
+    action ran past the env's action timeout or the session ended in an environment failure: both
+    say the machine was busy, not that the replica is wrong. A page that really cannot be clicked
+    times out again and is reported; a second environment failure is raised."""
+    for last in (False, True):
+        async with sessions:
+            try:
+                done = await run_attempts(env, task, steps, kind, noop_too=noop_too)
+            except AttemptEnvFailure:
+                if last:
+                    raise
+                continue
+        if last or not any(TIMED_OUT in error for a in done for error in a.errors):
+            return done
+    raise AssertionError("unreachable")
+
+
 async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore | None = None,
                       wrong_labels: Callable[[TaskSpec, list[str]], list[str]] | None = None) -> VerifyRow:
     """Oracle, no-op and wrong attempts of one task, concurrently: one env session each (the no-op
@@ -110,15 +133,7 @@ async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphor
     sessions = sessions or asyncio.Semaphore(8)
 
     async def attempt(steps: Sequence[OracleStep], kind: str, noop_too: bool = False) -> list[Attempt]:
-        async with sessions:
-            first = await run_attempts(env, task, steps, kind, noop_too=noop_too)
-        if not any(TIMED_OUT in error for a in first for error in a.errors):
-            return first
-        # An action that ran past the env's action timeout says the machine was busy, not that the
-        # replica is wrong: the attempt runs once more in a fresh session. A page that really
-        # cannot be clicked times out again and is reported.
-        async with sessions:
-            return await run_attempts(env, task, steps, kind, noop_too=noop_too)
+        return await run_attempts_once_more(env, task, steps, kind, sessions, noop_too=noop_too)
 
     labels = list(wrong) if wrong_labels is None else [label for label in wrong_labels(task, list(wrong)) if label in wrong]
     if oracle is None:

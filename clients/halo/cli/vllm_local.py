@@ -44,7 +44,7 @@ from halo.cli.processes import end_group
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_VENV = REPO_ROOT / ".venv-vllm"
-START_TIMEOUT_S = 300.0   # ~25 s on an idle 2-core machine; several times that under load
+START_TIMEOUT_S = 300.0   # a CPU vLLM imports torch and profiles its engine first: minutes on a busy machine
 DEFAULT_MAX_LORA_RANK = 32
 
 
@@ -179,7 +179,7 @@ def command(model_dir: str | Path, port: int, *, served_model: str = "", host: s
         "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
         "--logprobs-mode", "processed_logprobs",
         "--generation-config", "vllm",             # neutral defaults, not the checkpoint's top_k / top_p
-        # CPU engine settings that held up on a 2-core machine: whole prompts, no async scheduler
+        # CPU engine settings for a small machine: whole prompts, no async scheduler
         "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
         "--max-model-len", "8192",
     ]

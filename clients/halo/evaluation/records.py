@@ -43,7 +43,7 @@ def describe_spec(spec: EvalSpec) -> list[tuple[str, str]]:
     adapter = spec.adapter_path or spec.weights or "none (base model)"
     return [
         ("mode", spec.mode), ("route", spec.route), ("adapter", adapter), ("tasks", ", ".join(spec.tasks)),
-        ("task ids", str(len(spec.task_ids))), ("seeds", ", ".join(map(str, spec.seeds))), ("max steps", str(spec.max_steps)),
+        ("task ids", str(len(spec.task_ids))), ("seeds", ", ".join(map(str, spec.seeds))), ("max actions", str(spec.max_steps)),
         ("workers", str(spec.workers)), ("temperature", f"{spec.temperature:g}"), ("started", spec.created_at),
     ]
 

@@ -66,6 +66,13 @@ class RunSpec:
         if bad:
             raise ValueError(f"reward_overrides must be finite numbers, got {bad}")
 
+    def eval_seeds(self) -> list[int]:
+        """The seeds of the run's greedy evaluation (`extra.eval_seeds`), above the training steps'
+        layout seeds (drawn below 1000): by default four for GRPO on the embedded policy, whose
+        episodes are cheap, and two for every other trainer. One place, so a label can say which."""
+        default = [1001, 1002, 1003, 1004] if (self.kind, self.backend) == ("grpo", "embedded") else [1001, 1002]
+        return [int(s) for s in self.extra.get("eval_seeds", default)]
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 

@@ -243,7 +243,7 @@ async def train_embedded(ctx: RunContext) -> None:
         await versions.publish(ctx.start_step)
         pipeline = RolloutPipeline(settings, ctx.start_step + 1, spec.total_steps, roll, lambda: versions.newest, concurrency)
         run = GatewayRun(env, reward, gateway, spec.model, versions.name(ctx.start_step), tasks,
-                         [int(s) for s in extra.get("eval_seeds", [1001, 1002, 1003, 1004])], config, concurrency)
+                         spec.eval_seeds(), config, concurrency)
         ctx.log(settings.describe())
         grpo = GRPOLearner(ctx, run, learner, loss, max(1, int(extra.get("update_epochs", 1))), settings, versions, pipeline)
         try:

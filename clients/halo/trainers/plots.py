@@ -6,9 +6,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", eval_label: str = "greedy eval") -> Path:
+def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", eval_label: str = "greedy eval",
+                sampled: str = "") -> Path:
     """`eval_label` names what the greedy evaluation covers (which tasks, which seeds): the plot
-    must not call an evaluation on the training tasks held-out."""
+    must not call an evaluation on the training tasks held-out. `sampled` names what a step's
+    sampled reward and success cover (its episodes, on training seeds), under the plots."""
+    kind = " (sampled)" if sampled else ""
     import matplotlib
 
     matplotlib.use("Agg")  # no display on servers and CI
@@ -16,15 +19,15 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", ev
 
     steps = [r["step"] for r in rows]
     fig, (ax_reward, ax_success) = plt.subplots(1, 2, figsize=(11, 4))
-    ax_reward.plot(steps, [r.get("mean_reward", 0.0) for r in rows], marker="o", label="mean episode reward")
+    ax_reward.plot(steps, [r.get("mean_reward", 0.0) for r in rows], marker="o", label=f"mean episode reward{kind}")
     ax_reward.set_xlabel("training step")
     ax_reward.set_ylabel("reward")
     ax_reward.grid(alpha=0.3)
     ax_reward.legend()
-    ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate (agisdk)")
+    ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate (agisdk, sampled)" if sampled else "success rate (agisdk)")
     if any("success_rate_strict" in r for r in rows):
         ax_success.plot(steps, [r.get("success_rate_strict", 0.0) for r in rows], marker="^", linestyle="--", color="tab:olive",
-                        label="strict success rate")
+                        label=f"strict success rate{kind}")
     for key, style, label in (("eval_success_rate", dict(marker="s", color="tab:purple"), eval_label),
                               ("eval_success_rate_strict", dict(marker="D", linestyle="--", color="tab:pink"), f"{eval_label}, strict")):
         if any(key in r for r in rows):
@@ -35,9 +38,11 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", ev
     ax_success.set_xlabel("training step")
     ax_success.set_ylabel("success rate")
     ax_success.grid(alpha=0.3)
-    ax_success.legend()
+    ax_success.legend(fontsize="small")
     fig.suptitle(title)
-    fig.tight_layout()
+    if sampled:
+        fig.text(0.5, 0.01, f"sampled curves: {sampled}", ha="center", fontsize="small")
+    fig.tight_layout(rect=(0, 0.04 if sampled else 0, 1, 1))
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)
     plt.close(fig)

@@ -197,7 +197,7 @@ def build_config(spec: RunSpec, services: ServiceTargets, log_path: Path, *, run
     dataset = HookedDatasetBuilder(
         task_refs=list(spec.task_ids), config=task, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
         num_batches=spec.total_steps, seed=spec.seed,
-        eval_seeds=[int(s) for s in extra.get("eval_seeds", [1001, 1002])] if eval_every else [],
+        eval_seeds=spec.eval_seeds() if eval_every else [],
         hook_key=hook_key,
     )
     kl = float(extra.get("kl_penalty_coef", 0.0))

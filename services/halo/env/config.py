@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
@@ -10,6 +12,7 @@ from halo.runtime.settings import ServiceSettings
 
 class EnvSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="HALO_ENV_", extra="forbid", cli_kebab_case=True)
+    renamed: ClassVar[dict[str, str]] = {"max_steps": "max_actions"}   # one name for an episode's action cap in every halo command
 
     port: int = Field(50051, description="gRPC port (0 picks a free one)")
     pool_size: int = Field(8, ge=1, description="max concurrent sessions (browser contexts)")
@@ -51,7 +54,7 @@ class EnvSettings(ServiceSettings):
         "emptiest pod (needs RBAC to patch pods; halo.env.podcost)",
     )
     pod_namespace: str = Field("", description="this pod's namespace (Kubernetes downward API), with --pod-name")
-    max_steps: int = Field(70, ge=1, description="default episode length cap")
+    max_actions: int = Field(70, ge=1, description="actions per episode at most, when CreateSession asks for none (its max_steps = 0)")
     sites_url: str = Field("http://127.0.0.1:8100", description="base URL of the sites server (local replicas)")
     allow_remote: bool = Field(False, description="allow sessions on the remote REAL sites (needs internet)")
     chromium_path: str = Field("", description="Chromium binary; Playwright's own, else `chromium` on PATH, when empty")

@@ -3,7 +3,8 @@
 A session's context is more than Chromium's `new_context`: the URL guard's route, the navigation
 tracker's init script and the first page. `open_context` does all of it; `WarmContexts` keeps a
 few such contexts opened ahead of time, so that CreateSession starts from a ready page instead of
-waiting for Chromium (the largest phase of a cold start on a loaded machine: `halo bench env`).
+waiting for Chromium (opening the context is the largest phase of a cold start; `halo bench env`
+measures the phases).
 
 Isolation holds because a warm context is handed out once and closed with its session, never
 returned to the pool: no cookie (the sites server's `halo_sid`, first set at the session's

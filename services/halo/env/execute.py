@@ -28,6 +28,26 @@ class ActionFailed(Exception):
     """The action could not be carried out; the message is shown to the agent."""
 
 
+class ActionStalled(Exception):
+    """The action ran out of time although the page never refused it (its element was found and
+    no check failed): the machine or the browser was too slow, which is the environment's fault,
+    not the agent's. The session ends in an environment failure (dropped or retried, never scored)."""
+
+
+#: What Playwright's call log says when the page itself refused an action for the whole timeout:
+#: a check that failed on the element (not visible / enabled / stable / editable, covered by
+#: another element, outside the viewport, detached) or an option that is missing or disabled.
+#: A timeout whose log holds none of these never got an answer from the page in time.
+_REFUSALS = ("element is not ", "intercepts pointer events", "element is outside of the viewport",
+             "element was detached", "did not find some options", "option being selected is not enabled")
+
+
+def page_refused(call_log: str) -> bool:
+    """Whether a Playwright timeout's message shows the page refusing the action (the agent's
+    doing) rather than the action never finishing (the machine's)."""
+    return any(refusal in call_log for refusal in _REFUSALS)
+
+
 #: Longest URL a goto may ask for (browsers accept megabytes; no site page needs more than this,
 #: and the URL comes back in every observation).
 MAX_URL_CHARS = 8192
@@ -164,6 +184,9 @@ async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecL
     try:
         await _execute(page, action, policy, limits, found)
     except PlaywrightTimeout as exc:
+        if not page_refused(str(exc)):
+            raise ActionStalled(f"the {A.kind_of(action)} did not finish in time although the page never refused it "
+                                f"({str(exc).splitlines()[0]}): the browser or the machine is too slow") from exc
         raise ActionFailed(f"{A.kind_of(action)} timed out: {str(exc).splitlines()[0]}") from exc
     except PlaywrightError as exc:
         if "Target page, context or browser has been closed" in str(exc) or "Target closed" in str(exc):

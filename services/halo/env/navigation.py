@@ -3,9 +3,9 @@
 A click on a link or a submit button, or Enter in a search box, starts a navigation that the
 action itself does not wait for (clicks use `no_wait_after`: a slow page load must not turn a
 click that happened into a timed-out one). Playwright's `request` event for that navigation is
-sent by Chromium's browser process and can arrive well after a round trip to the page: on a
-loaded 2-core machine it came up to 0.86 s after the page had answered, the old page was
-observed, and the agent's next step aimed at elements of a page that was already going away.
+sent by Chromium's browser process and can arrive well after a round trip to the page, so it
+cannot tell whether a navigation started: waiting on it alone would observe the old page, and
+the agent's next step would aim at elements of a page that is already going away.
 
 The page itself knows at once: the Navigation API's `navigate` event fires in the document when
 a navigation starts, and a form's `submit` event fires before the submission's navigation task
@@ -15,9 +15,9 @@ then waits for Chromium to commit the new document and load it.
 
 The same holds for the requests a page's own scripts send (`fetch`, `XMLHttpRequest`): a drop
 handler that POSTs to the site and then updates the page leaves both the site's state and the
-page unchanged when the action returns. Under load the env read the state (`/finish`) before the
-POST had reached the server, and the playground's drag oracle scored 0 in the eight-session
-isolation test. The tracker numbers the page's requests while they are in flight; `execute`
+page unchanged when the action returns, and a state read (`/finish`) right after the action
+could come before the POST reaches the server: a task done would score 0. The tracker numbers
+the page's requests while they are in flight; `execute`
 marks where an action begins (`mark_requests`), and when the action starts no navigation,
 `settle` waits in the page for the requests started since the mark (not a long poll the page
 had open before) and for the page's handlers of their answers to run.

@@ -28,7 +28,7 @@ from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
 from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context, responsive
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
-from halo.env.execute import ActionFailed, ExecLimits, execute
+from halo.env.execute import ActionFailed, ActionStalled, ExecLimits, execute
 from halo.env.observe import MAX_PAGE_TEXT_CHARS, ObserveOptions, PageObservation, TabInfo, observe
 from halo.env.primed import Prepared, PrimedSessions, SessionKey
 from halo.env.timings import Lap, StepTimings
@@ -304,7 +304,7 @@ class SessionManager:
         timings.slot_s = clock.lap()
         if prepared is not None:   # set up ahead for exactly this key: only the caller's names are left
             session = prepared.session
-            session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_steps
+            session.id, session.labels, session.max_steps = secrets.token_hex(8), dict(labels or {}), max_steps or self.settings.max_actions
             session.touch()
             timings.primed = timings.warm = True
             timings.context_s = clock.lap()
@@ -386,7 +386,7 @@ class SessionManager:
         session = Session(
             id=secrets.token_hex(8), task=task, source=source, base_url=base_url, slot=ready.slot,
             context=ready.context, page=ready.page, policy=policy, guard=ready.guard, faults=faults,
-            max_steps=max_steps or self.settings.max_steps, labels=dict(labels or {}), run_id=run_id,
+            max_steps=max_steps or self.settings.max_actions, labels=dict(labels or {}), run_id=run_id,
         )
         self._watch(session)
         return session
@@ -506,6 +506,9 @@ class SessionManager:
                     await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
+            except ActionStalled as exc:
+                self._check_alive(session)
+                return await self._fail(session, session.env_failure or str(exc))
             except (PlaywrightError, TimeoutError) as exc:
                 return await self._fail(session, self._page_fault(session, exc, kind, "action", "browser error"))
             self._check_alive(session)
@@ -584,8 +587,6 @@ class SessionManager:
             return session.faults.fault
         if session.page.url.startswith("chrome-error://") and not session.faults.error_page_is_refusal:
             return f"the page is the browser's error page ({session.page.url}): the site did not answer"
-        if error and isinstance(action, (A.Goto, A.GoBack, A.GoForward)) and " timed out" in error:
-            return f"the site did not answer in time: {error}"
         return ""
 
     async def _observe(self, session: Session, options: ObserveOptions, timings: StepTimings | None = None) -> PageObservation:

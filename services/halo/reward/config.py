@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import jmespath
 import yaml
@@ -28,6 +28,7 @@ MILESTONE_PREFIX = "milestone:"
 
 class RewardSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_prefix="HALO_REWARD_", extra="forbid", cli_kebab_case=True)
+    renamed: ClassVar[dict[str, str]] = {"judge_model": "judge_route"}   # --model never names a gateway route
 
     port: int = Field(50052, description="gRPC port (0 picks a free one)")
     config: str = Field(str(DEFAULT_CONFIG_PATH), description="reward config YAML (weights and milestones)")
@@ -38,7 +39,7 @@ class RewardSettings(ServiceSettings):
     max_episodes: int = Field(10000, ge=1, description="open episodes at most (RESOURCE_EXHAUSTED beyond)")
     reap_interval_s: float = Field(30.0, gt=0, description="how often expired episodes are swept")
     judge_target: str = Field("", description="policy gateway host:port for LLM-judge evals (none: FAILED_PRECONDITION)")
-    judge_model: str = Field("", description="judge route name on the gateway (its default judge when empty)")
+    judge_route: str = Field("", description="judge route name on the gateway (its default judge when empty)")
     judge_token: str = Field("", description="bearer token for the gateway")
     judge_tls_ca: str = Field("", description="PEM root certificate to trust: call the gateway over TLS")
     judge_timeout_s: float = Field(60.0, gt=0, description="deadline of one judge call")

@@ -7,8 +7,9 @@ Values come from, in order: command-line flags (`--port 50051`), environment var
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -19,6 +20,11 @@ _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False,
 
 class ServiceSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="HALO_", extra="forbid", cli_kebab_case=True, cli_implicit_flags=True)
+
+    #: Settings that were renamed, old field name -> new. The old flag (`--old-name`, `--no-old-name`),
+    #: environment variable (`HALO_X_OLD_NAME`) and keyword still set the new setting, with a warning,
+    #: so deployments written for the old name keep working.
+    renamed: ClassVar[dict[str, str]] = {}
 
     host: str = Field("127.0.0.1", description="address to bind the gRPC server to")
     port: int = Field(50051, description="gRPC port (0 picks a free one)")
@@ -38,11 +44,53 @@ class ServiceSettings(BaseSettings):
             raise ValueError(f"TLS needs both tls_cert and tls_key: {given} is set but {missing} is not")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        """A renamed setting given by its old keyword or environment variable: moved onto the new name,
+        unless the new name is given too (then the new one wins)."""
+        if not isinstance(data, dict) or not cls.renamed:
+            return data
+        data = dict(data)
+        for old, new in cls.renamed.items():
+            old_var, new_var = cls.env_variable(old), cls.env_variable(new)
+            if old in data:
+                _deprecated(old, new)
+                value = data.pop(old)
+                data.setdefault(new, value)
+            elif old_var in os.environ:
+                _deprecated(old_var, new_var)
+                if new not in data:
+                    data[new] = os.environ[old_var]
+        return data
+
+    @classmethod
+    def env_variable(cls, field: str) -> str:
+        return (cls.model_config.get("env_prefix", "") + field).upper()
+
     @classmethod
     def from_cli(cls, argv: list[str] | None) -> Self:
         """Parse `argv` as flags on top of env vars and defaults (`--help` lists them). An on/off
         setting is `--x` / `--no-x`; the older `--x true|false` is still accepted, with a warning."""
-        return cls(_cli_parse_args=cls._on_off_flags(argv or []), _cli_prog_name=f"halo serve {cls.service_name()}")
+        argv = cls._on_off_flags(cls._renamed_flags(argv or []))
+        return cls(_cli_parse_args=argv, _cli_prog_name=f"halo serve {cls.service_name()}")
+
+    @classmethod
+    def _renamed_flags(cls, argv: list[str]) -> list[str]:
+        """The old flag of a renamed setting (`--old`, `--old=v`, `--no-old`) as the new one."""
+        flags = {}
+        for old, new in cls.renamed.items():
+            old_flag, new_flag = "--" + old.replace("_", "-"), "--" + new.replace("_", "-")
+            flags[old_flag] = new_flag
+            flags["--no-" + old_flag.removeprefix("--")] = "--no-" + new_flag.removeprefix("--")
+        out = []
+        for arg in argv:
+            flag, eq, value = arg.partition("=")
+            if flag in flags:
+                _deprecated(flag, flags[flag])
+                arg = flags[flag] + eq + value
+            out.append(arg)
+        return out
 
     @classmethod
     def _on_off_flags(cls, argv: list[str]) -> list[str]:
@@ -61,10 +109,14 @@ class ServiceSettings(BaseSettings):
                 out.append(arg)
                 continue
             new = flag if _BOOL_WORDS[value.lower()] else "--no-" + flag.removeprefix("--")
-            print(f"warning: {flag} {value} is deprecated; use {new}", file=sys.stderr)
+            _deprecated(f"{flag} {value}", new)
             out.append(new)
         return out
 
     @classmethod
     def service_name(cls) -> str:
         return cls.__name__.removesuffix("Settings").lower()
+
+
+def _deprecated(old: str, new: str) -> None:
+    print(f"warning: {old} is deprecated; use {new}", file=sys.stderr)

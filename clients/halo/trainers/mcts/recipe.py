@@ -81,7 +81,7 @@ async def train_embedded(ctx) -> None:
         rollout_config = RolloutConfig(max_steps=config.max_depth, screenshots=False,
                                        reward_overrides=spec.reward_overrides, run_id=ctx.run_id)
         run = GatewayRun(env, reward, gateway, spec.model, f"run-{ctx.run_id}", await expand_tasks(env, spec.task_ids),
-                         [int(s) for s in extra.get("eval_seeds", [1001, 1002])], rollout_config,
+                         spec.eval_seeds(), rollout_config,
                          max(1, int(extra.get("concurrency", spec.groups_per_batch))))
         mcts = EmbeddedMCTSLearner(spec, run, config, learner, reference)
         await mcts.publish(weights=learner.weights())

@@ -287,7 +287,7 @@ async def train_mcts_tinker(ctx: RunContext) -> None:
                                        reward_overrides=spec.reward_overrides, run_id=ctx.run_id,
                                        history_steps=options.history_steps)
         run = GatewayRun(env, reward, gateway, route, f"run-{ctx.run_id}", await expand_tasks(env, spec.task_ids),
-                         [int(s) for s in extra.get("eval_seeds", [1001, 1002])], rollout_config,
+                         spec.eval_seeds(), rollout_config,
                          max(1, int(extra.get("concurrency", spec.groups_per_batch))))
         mcts = TinkerMCTSLearner(spec, run, config, training=training, reference=reference, reference_path=reference_path,
                                  renderer=renderer, renderer_name=renderer_name, model=model, log_path=log_path)
