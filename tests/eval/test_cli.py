@@ -41,16 +41,16 @@ async def test_cli_evaluates_resumes_reports_lists_and_compares(targets, scripte
     assert "cli-a (embedded) vs scripted (embedded)" in out and "playground" in out
     compare_dir = evals_dir / "compare-cli-a-vs-scripted"
     md = (compare_dir / "compare.md").read_text()
-    assert "| site | success cli-a | success scripted | Δ success |" in md
+    assert "| site | success cli-a | success scripted | Δ success | strict cli-a | strict scripted |" in md
     assert "| playground-drag | – | 1/1 |" in md   # run by one side only
     assert Image.open(compare_dir / "compare.png").format == "PNG"
 
     (evals_dir / "cli-a" / "report.md").unlink()
     rc, out = await halo_eval("report", "cli-a", *root)
-    assert rc == 0 and (evals_dir / "cli-a" / "report.md").is_file()
+    assert rc == 0 and "| task | site | success | strict success |" in (evals_dir / "cli-a" / "report.md").read_text()
 
     rc, out = await halo_eval("list", *root)
-    assert rc == 0 and "cli-a" in out and "scripted" in out
+    assert rc == 0 and "cli-a" in out and "scripted" in out and "strict success" in out
 
     rc, out = await halo_eval("compare", "cli-a", "nope", *root)
     assert rc == 2 and "no evaluation 'nope'" in out

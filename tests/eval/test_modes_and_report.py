@@ -82,7 +82,7 @@ def test_success_rates_leave_out_infrastructure_failures_and_unscorable_tasks():
 
 
 def test_tables_show_strict_success_beside_agisdks():
-    from halo.evaluation.summary import SITE_HEADER, site_cells
+    from halo.evaluation.summary import SITE_HEADER, TASK_HEADER, site_cells, task_cells
 
     lenient = {**_ep("a-1", "a", True, length=2, valid=2, ret=1.5), "success_strict": False}
     solved = {**_ep("a-1", "a", True, length=2, valid=2, ret=1.5), "success_strict": True}
@@ -91,6 +91,9 @@ def test_tables_show_strict_success_beside_agisdks():
     assert (a.successes, a.successes_strict, a.success_rate_strict) == (3, 1, pytest.approx(1 / 3))
     cells = dict(zip(SITE_HEADER, site_cells(a)))
     assert cells["success rate"] == "100%" and cells["strict success"] == "33% (1/3)"
+    [task_a1, _] = task_rows([lenient, solved, older])
+    per_task = dict(zip(TASK_HEADER, task_cells(task_a1)))
+    assert per_task["success"] == "2/2 (100%)" and per_task["strict success"] == "1/2 (50%)"
 
 
 def test_success_flag_sets_the_strict_weight_only_for_strict():

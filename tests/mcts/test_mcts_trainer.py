@@ -43,6 +43,7 @@ async def test_mcts_run_stops_resumes_and_checkpoints_the_qwen3vl_mcts_adapter(m
         assert r["searches"] == 1 and r["env_failures"] == 0
         assert r["simulations"] == 8 and r["env_steps"] >= 1 and r["tree_nodes"] == r["env_steps"] + 1
         assert 0.0 <= r["search_success_rate"] <= r["found_success_rate"] <= 1.0
+        assert 0.0 <= r["success_rate_strict"] <= r["success_rate"]   # strict never grants what agisdk refuses
         assert "pairs" in r
     assert sum(r["pairs"] for r in rows) > 0
 

@@ -1,7 +1,10 @@
 """The grader audit and strict success: near misses that agisdk's scripts accept (the three kinds
 the issue names: a post contradicting the goal, one of two matching items, a booking on another
-day) are driven through the env service, scored 1 by agisdk and 0 by strict success; the oracle
-scores 1 under both. Plus the strict rules themselves, on small states (no browser)."""
+day; and one task per strict rule added since: an email that takes back its request or is sent
+twice, two units for one, another weekday, a tour at another time) are driven through the env
+service, scored 1 by agisdk and 0 by strict success; the oracle scores 1 under both. Plus the
+strict rules themselves, on small states (no browser). `halo tasks audit` runs the same on every
+task (docs/reference/graders.md)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from halo.sites.near_misses import KINDS, NEAR_MISSES
 from halo.sites.registry import attempts_for
 from halo.tasks.registry import default_registry
 
-#: One task per leniency the issue names, all in the real-easy curriculum.
-AUDITED = ["networkin-13", "topwork-8", "opendining-4"]
+#: One task per leniency the issue names (all in the real-easy curriculum), then one per rule added since.
+AUDITED = ["networkin-13", "topwork-8", "opendining-4", "gomail-7", "omnizon-13", "gocalendar-6", "zilloft-14"]
 
 
 @pytest.fixture(scope="module")
@@ -35,18 +38,17 @@ async def test_agisdk_accepts_the_near_miss_and_strict_success_does_not(audited,
     for label, scored in row.near_misses.items():
         assert not scored.attempt.errors, (label, scored.attempt.errors)
         assert not scored.strict, (label, scored.attempt.state)
-        assert scored.agisdk == (label in NEAR_MISSES[task_id]), (label, scored.attempt.evaluation)
-        if label in NEAR_MISSES[task_id]:
+        if scored.agisdk:
+            assert label in NEAR_MISSES[task_id], label   # a replica's wrong attempts are verified to score 0
             assert scored.failed_checks, label          # strict said no because of a rule, not agisdk
-    assert row.lenient == list(NEAR_MISSES[task_id]) and row.sound_under_strict
+    assert row.lenient and row.sound_under_strict       # agisdk accepts one: the strict rule is what refuses it
 
 
-def test_every_audited_near_miss_has_a_kind_and_its_task_strict_rules():
+def test_every_near_miss_has_a_kind_and_strict_rules_name_replica_tasks():
     checks = load_checks()
     registry = default_registry()
     for task_id, misses in NEAR_MISSES.items():
         assert registry.get(task_id).replica_available
-        assert task_id in checks.rules, task_id
         assert all(label.split(":")[0] in KINDS for label in misses), misses
         assert set(misses).isdisjoint(near_misses(registry.get(task_id)).keys() - misses.keys())
     assert set(checks.rules) <= {t.id for t in registry.list(replica_only=True)}
@@ -64,6 +66,7 @@ def test_rule_kinds_on_states():
     assert not Rule("count", "jobs", "x", max=1).passes(state)
     assert Rule("at_least", "beds", "x", value=2).passes(state) and not Rule("at_least", "beds", "x", value=3).passes(state)
     assert not Rule("at_least", "missing", "x", value=0).passes(state)
+    assert not Rule("equals", "sum(missing.*.n)", "x", expected=0).passes(state)   # sum of nothing: a type error, not passed
 
 
 def test_strict_success_never_grants_what_agisdk_refuses_and_bad_rules_fail_loudly():
@@ -84,3 +87,26 @@ def test_equals_rule():
     assert Rule("equals", "[g.Adults, g.Children]", "x", expected=[2, 1]).passes(state)
     assert Rule("equals", "sum(values(g))", "x", expected=3).passes(state)
     assert not Rule("equals", "g.Adults", "x", expected=3).passes(state)
+
+
+def test_the_docs_table_is_written_from_the_audit_rows():
+    import datetime
+
+    from halo.cli.audit import AuditRow, Scored, markdown
+    from halo.cli.verify import Attempt
+
+    def scored(agisdk: bool, strict: bool, failed: list[str] | None = None) -> Scored:
+        return Scored(Attempt("gomail-7", "wrong", {}, ""), agisdk, strict, failed or [])
+
+    registry = default_registry()
+    rows = [AuditRow(registry.get("gomail-7"), scored(True, True), {
+                "a near-namesake": scored(False, False),
+                "wrong count: the email sent twice": scored(True, False, ["one email is sent"])}),
+            AuditRow(registry.get("omnizon-3"), scored(True, True), {"wrong count: two": scored(True, True)})]
+    text = markdown(rows, datetime.date(2026, 11, 28))
+    assert text.startswith("`halo tasks audit`, 2026-11-28: 2 tasks, 3 near misses: agisdk accepts 2 of them in 2 tasks; "
+                           "strict success: oracle 1 and every near miss 0 in 1/2 scorable tasks.")
+    assert "Accepted near misses by kind: wrong count 2." in text
+    assert "| gomail | 1 | 2 | 1 (1) | 1/1 |" in text and "| omnizon | 1 | 1 | 1 (1) | 0/1 |" in text
+    assert "| gomail-7 | wrong count | the email sent twice | one email is sent |" in text
+    assert "| omnizon-3 | wrong count | two | (none: strict accepts it too) |" in text

@@ -50,8 +50,11 @@ async def greedy_success(stack, adapter: str, weights: bytes, task: str, seeds: 
     async with EnvClient(stack.env_target) as env, RewardClient(stack.reward_target) as reward, \
             PolicyClient(stack.gateway_target) as gateway:
         await gateway.load_adapter("embedded", adapter, weights=weights)
-        return await evaluate_greedy(env, reward, gateway, "embedded", adapter, [task], seeds,
-                                     RolloutConfig(max_steps=3, screenshots=False), concurrency=4)
+        rates = await evaluate_greedy(env, reward, gateway, "embedded", adapter, [task], seeds,
+                                      RolloutConfig(max_steps=3, screenshots=False), concurrency=4)
+    # a task without strict checks is strict-successful exactly when agisdk's verdict says so
+    assert rates.success_rate_strict == rates.success_rate, rates
+    return rates.success_rate
 
 
 async def test_trained_policy_beats_the_untrained_one_on_held_out_seeds(services, tmp_path: Path):

@@ -87,7 +87,11 @@ async def test_one_real_easy_step_reports_the_metrics(services, tmp_path: Path):
     assert jobs.get(record.run_id).state is RunState.SUCCEEDED, events[-1]
     (row,) = jobs.store.metrics(record.run_id)
     assert row["episodes"] == 4 and row["env_failures"] == 0
-    for key in ("success_rate", "action_validity", "frac_reward_zero_std", "eval_success_rate", "eval_success_rate_untrained"):
+    for key in ("success_rate", "success_rate_strict", "action_validity", "frac_reward_zero_std", "eval_success_rate",
+                "eval_success_rate_untrained", "eval_success_rate_strict", "eval_success_rate_strict_untrained"):
         assert 0.0 <= row[key] <= 1.0, (key, row[key])
+    # strict success never grants what agisdk refuses
+    assert row["eval_success_rate_strict"] <= row["eval_success_rate"]
+    assert row["eval_success_rate_strict_untrained"] <= row["eval_success_rate_untrained"]
     assert -5.0 < row["mean_reward"] < 5.0
     assert 1.0 <= row["episode_length"] <= 2.0

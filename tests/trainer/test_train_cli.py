@@ -211,6 +211,40 @@ def test_the_greedy_eval_is_labelled_with_what_it_covers(tmp_path):
     assert plot_curves(rows, tmp_path / "curves.png", eval_label=eval_label(real), sampled=sampled_label(real)).stat().st_size > 0
 
 
+def test_train_summary_and_curves_show_both_verdicts(tmp_path):
+    """agisdk's success and strict success, sampled and greedy, in the printed summary, the step
+    lines and the curves (a curve per verdict)."""
+    import matplotlib.pyplot as plt
+    from halo.cli import train
+    from halo.trainers import plots
+
+    rows = [{"step": 1, "success_rate": 0.5, "success_rate_strict": 0.25, "eval_success_rate_untrained": 0.5,
+             "eval_success_rate_strict_untrained": 0.0},
+            {"step": 2, "success_rate": 0.75, "success_rate_strict": 0.5, "eval_success_rate": 1.0, "eval_success_rate_strict": 0.75}]
+    with train.console.capture() as out:
+        train._summary(rows)
+    printed = out.get()
+    assert "training success rate (sampled): step 1 50% -> step 2 75%" in printed
+    assert "training strict success rate (sampled): step 1 25% -> step 2 50%" in printed
+    assert "success, greedy eval: untrained 50% -> trained 100%" in printed
+    assert "strict success, greedy eval: untrained 0% -> trained 75%" in printed
+    assert "eval_success_rate_strict=0.75" in train._describe(rows[1])
+
+    labels: list[str] = []
+    real_plot = plt.Axes.plot
+
+    def plot(ax, *args, **kwargs):
+        labels.append(kwargs.get("label", ""))
+        return real_plot(ax, *args, **kwargs)
+
+    plt.Axes.plot = plot
+    try:
+        plots.plot_curves(rows, tmp_path / "curves.png", eval_label="greedy eval")
+    finally:
+        plt.Axes.plot = real_plot
+    assert {"success rate (agisdk)", "strict success rate", "greedy eval", "greedy eval, strict"} <= set(labels)
+
+
 def test_success_flag_picks_the_verdict_the_bonus_follows(submitted):
     from halo.cli.main import main
 

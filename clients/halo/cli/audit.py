@@ -8,6 +8,8 @@ every near miss 0 there."""
 from __future__ import annotations
 
 import asyncio
+import datetime
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -77,3 +79,38 @@ async def audit_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore
 async def audit_tasks(env: EnvClient, tasks: Sequence[TaskSpec], sessions: int = 4, on_row=None) -> list[AuditRow]:
     checks = load_checks()
     return await per_task(tasks, lambda task, limit: audit_task(env, task, limit, checks), sessions, on_row)
+
+
+def summary_line(rows: Sequence[AuditRow]) -> str:
+    """Tasks, near misses, what agisdk accepts and how strict success scores them: one sentence."""
+    lenient = [r for r in rows if r.lenient]
+    scorable = [r for r in rows if r.task.scorable]
+    sound = sum(r.sound_under_strict for r in scorable)
+    misses = sum(len(r.near_misses) for r in rows)
+    return (f"{len(rows)} tasks, {misses} near misses: agisdk accepts {sum(len(r.lenient) for r in rows)} of them "
+            f"in {len(lenient)} tasks; strict success: oracle 1 and every near miss 0 in {sound}/{len(scorable)} "
+            f"scorable tasks" + (f" ({len(rows) - len(scorable)} unscorable)" if len(scorable) < len(rows) else ""))
+
+
+def markdown(rows: Sequence[AuditRow], day: datetime.date | None = None) -> str:
+    """The audit as docs/reference/graders.md keeps it: the run's date and summary, the accepted near
+    misses by kind and by site, and each accepted near miss with the strict rules that reject it."""
+    day = day or datetime.date.today()
+    accepted = [(row, label) for row in rows for label in row.lenient]
+    kinds = Counter(label.split(":")[0] for _, label in accepted)
+    sites = sorted({row.task.site for row in rows})
+    out = [f"`halo tasks audit`, {day.isoformat()}: {summary_line(rows)}.", "",
+           "Accepted near misses by kind: " + ", ".join(f"{kind} {n}" for kind, n in kinds.most_common()) + ".", "",
+           "| site | tasks | near misses | agisdk accepts (tasks) | sound under strict |", "| --- | --- | --- | --- | --- |"]
+    for site in sites:
+        of = [r for r in rows if r.task.site == site]
+        scorable = [r for r in of if r.task.scorable]
+        out.append(f"| {site} | {len(of)} | {sum(len(r.near_misses) for r in of)} | "
+                   f"{sum(len(r.lenient) for r in of)} ({sum(1 for r in of if r.lenient)}) | "
+                   f"{sum(r.sound_under_strict for r in scorable)}/{len(scorable)} |")
+    out += ["", "| task | kind | near miss agisdk accepts | strict rule that rejects it |", "| --- | --- | --- | --- |"]
+    for row, label in accepted:
+        kind, _, what = label.partition(": ")
+        why = "; ".join(row.near_misses[label].failed_checks) or "(none: strict accepts it too)"
+        out.append(f"| {row.task.id} | {kind} | {what} | {why} |")
+    return "\n".join(out) + "\n"

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import math
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -322,13 +321,13 @@ def _list(argv: list[str]) -> int:
     args = p.parse_args(argv)
     store = EvalStore(args.evals_dir)
     table = Table(title=f"evaluations in {store.root}")
-    for col in ("eval id", "mode", "route", "episodes", "success rate", "started"):
+    for col in ("eval id", "mode", "route", "episodes", "success rate", "strict success", "started"):
         table.add_column(col)
     for eval_id in store.list_ids():
         spec, episodes = store.load_spec(eval_id), store.episodes(eval_id)
         r = aggregate("all", episodes)
         table.add_row(eval_id, spec.mode, spec.route, f"{len(episodes)}/{len(spec.task_ids) * len(spec.seeds)}",
-                      pct(r.success_rate) if not math.isnan(r.success_rate) else "–", spec.created_at)
+                      pct(r.success_rate), pct(r.success_rate_strict), spec.created_at)
     console.print(table)
     return 0
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import Progress
@@ -76,8 +77,9 @@ def _selected_tasks(site: str, suite_name: str, task_ids: str) -> list:
     return [t for t in registry.list(site=site, replica_only=True) if t.suite == "real-v2"]
 
 
-async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", lenient_only: bool = False) -> int:
-    from halo.cli.audit import audit_tasks
+async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", lenient_only: bool = False,
+                    markdown_path: str = "") -> int:
+    from halo.cli.audit import audit_tasks, markdown, summary_line
     from halo.cli.stack import LocalStack
     from halo.client.env import EnvClient
     from halo.runtime.logging import configure_logging
@@ -109,14 +111,12 @@ async def run_audit(site: str = "", suite_name: str = "", task_ids: str = "", le
         table.add_row(row.task.id, pair(row.oracle), str(len(row.near_misses)),
                       f"[yellow]{accepted}[/yellow]" if row.lenient else "-", verdict)
     console.print(table)
-    lenient = [r for r in rows if r.lenient]
+    console.print(summary_line(rows))
+    if markdown_path:
+        Path(markdown_path).write_text(markdown(rows))
+        console.print(f"markdown (docs/reference/graders.md's audit section): {markdown_path}")
     scorable = [r for r in rows if r.task.scorable]
-    sound = sum(r.sound_under_strict for r in scorable)
-    misses = sum(len(r.near_misses) for r in rows)
-    console.print(f"{len(rows)} tasks, {misses} near misses: agisdk accepts {sum(len(r.lenient) for r in rows)} of them "
-                  f"in {len(lenient)} tasks; strict success: oracle 1 and every near miss 0 in {sound}/{len(scorable)} "
-                  f"scorable tasks" + (f" ({len(rows) - len(scorable)} unscorable)" if len(scorable) < len(rows) else ""))
-    return 0 if sound == len(scorable) else 1
+    return 0 if all(r.sound_under_strict for r in scorable) else 1
 
 
 async def run_reach(site: str = "", suite_name: str = "", task_ids: str = "") -> int:
@@ -192,7 +192,9 @@ def add_parser(sub) -> None:
     ta.add_argument("--tasks", default="", help="comma-separated task ids")
     ta.add_argument("--lenient-only", action=argparse.BooleanOptionalAction, default=False,
                     help="list only the tasks where agisdk accepts a near miss")
-    ta.set_defaults(run=lambda args: asyncio.run(run_audit(args.site, args.suite, args.tasks, args.lenient_only)))
+    ta.add_argument("--markdown", default="", metavar="PATH",
+                    help="also write the audit as docs/reference/graders.md keeps it (date, summary, tables) to PATH")
+    ta.set_defaults(run=lambda args: asyncio.run(run_audit(args.site, args.suite, args.tasks, args.lenient_only, args.markdown)))
 
     tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
                                             "which tasks it can solve at all")

@@ -32,7 +32,8 @@ BACKEND_SPELLING = Spelling("--backend", ["embedded", "tinker", "local_lora"], {
 
 
 def _describe(values: dict[str, float]) -> str:
-    keys = ("mean_reward", "success_rate", "success_rate_strict", "eval_success_rate", "frac_reward_zero_std", "action_validity")
+    keys = ("mean_reward", "success_rate", "success_rate_strict", "eval_success_rate", "eval_success_rate_strict",
+            "frac_reward_zero_std", "action_validity")
     return "  ".join(f"{k}={values[k]:.2f}" for k in keys if k in values)
 
 
@@ -62,11 +63,14 @@ def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
     if not rows:
         return
     first, last = rows[0], rows[-1]
-    console.print(f"training success rate (sampled): step 1 {first.get('success_rate', 0):.0%} -> step {last['step']} {last.get('success_rate', 0):.0%}")
-    if "eval_success_rate_untrained" in first:
-        evals = [r for r in rows if "eval_success_rate" in r]
-        after = evals[-1]["eval_success_rate"] if evals else float("nan")
-        console.print(f"success, {label}: untrained {first['eval_success_rate_untrained']:.0%} -> trained {after:.0%}")
+    for name, key in (("", "success_rate"), ("strict ", "success_rate_strict")):
+        if key in last:
+            console.print(f"training {name}success rate (sampled): step 1 {first.get(key, 0):.0%} -> step {last['step']} {last[key]:.0%}")
+    evals = [r for r in rows if "eval_success_rate" in r]
+    for name, key in (("success", "eval_success_rate"), ("strict success", "eval_success_rate_strict")):
+        if f"{key}_untrained" in first:
+            after = evals[-1].get(key, float("nan")) if evals else float("nan")
+            console.print(f"{name}, {label}: untrained {first[f'{key}_untrained']:.0%} -> trained {after:.0%}")
 
 
 def seeds_text(seeds: list[int]) -> str:

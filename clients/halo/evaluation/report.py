@@ -15,7 +15,8 @@ from typing import Any
 
 from halo.evaluation.records import EvalSpec, describe_spec
 from halo.evaluation.store import EvalStore
-from halo.evaluation.summary import ALL, SITE_HEADER, Row, group_by, mean_of, site_cells, num, outcome, pct, site_rows, task_rows
+from halo.evaluation.summary import (ALL, SITE_HEADER, TASK_HEADER, Row, group_by, mean_of, site_cells, num, outcome, pct, site_rows,
+                                     task_cells, task_rows)
 from halo.evaluation.viewer import write_episode_page, write_index_page
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -39,12 +40,15 @@ def plot_success_by_site(rows: Sequence[Row], out: Path, title: str = "") -> Pat
     plt = _plt()
     fig, ax = plt.subplots(figsize=(max(5, 1.1 * len(rows) + 2), 4))
     names = [r.name for r in rows]
-    values = [0.0 if math.isnan(r.success_rate) else r.success_rate for r in rows]
-    bars = ax.bar(names, values, color=["tab:gray" if r.name == ALL else "tab:green" for r in rows])
+    values = [_rate(r) for r in rows]
+    bars = ax.bar(names, values, color=["tab:gray" if r.name == ALL else "tab:green" for r in rows], label="success (agisdk)")
+    # strict success never exceeds agisdk's: its bar drawn over agisdk's shows both
+    ax.bar(names, [_rate(r, strict=True) for r in rows], fill=False, hatch="//", edgecolor="black", label="strict success")
     for bar, r in zip(bars, rows):
-        ax.annotate(f"{pct(r.success_rate)}\n{r.successes}/{r.scored}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom", fontsize=8)
-    ax.set_ylim(0, 1.15)
+        ax.annotate(f"{pct(r.success_rate)}\n{r.successes}/{r.scored}\nstrict {pct(r.success_rate_strict)}",
+                    (bar.get_x() + bar.get_width() / 2, bar.get_height()), ha="center", va="bottom", fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")
+    ax.set_ylim(0, 1.3)
     ax.set_ylabel("success rate")
     ax.set_title(title or "success per site")
     ax.grid(axis="y", alpha=0.3)
@@ -53,6 +57,14 @@ def plot_success_by_site(rows: Sequence[Row], out: Path, title: str = "") -> Pat
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def _rate(r: Row | None, strict: bool = False) -> float:
+    """A row's success rate for a bar: 0 where nothing was scored (or the side has no such row)."""
+    if r is None:
+        return 0.0
+    rate = r.success_rate_strict if strict else r.success_rate
+    return 0.0 if math.isnan(rate) else rate
 
 
 def plot_rewards(episodes: Sequence[dict[str, Any]], steps: dict[str, list[dict[str, Any]]], out: Path, title: str = "") -> Path:
@@ -119,10 +131,7 @@ def write_report(store: EvalStore, eval_id: str) -> Path:
               "Success rate counts finished, scorable episodes; env failures are listed apart and rerun on resume.", ""]
     lines += ["## Success per site", "", _md_table(SITE_HEADER, [site_cells(r) for r in sites]), ""]
     lines += ["![success per site](success_by_site.png)", "", "## Rewards", "", "![rewards](rewards.png)", ""]
-    lines += ["## Per task", "", _md_table(
-        ["task", "site", "success", "mean steps", "validity", "mean return", "env failures"],
-        [[r.name, r.site, f"{r.successes}/{r.scored} ({pct(r.success_rate)})", num(r.mean_steps), pct(r.validity),
-          num(r.mean_return, 2), str(r.env_failures)] for r in tasks]), ""]
+    lines += ["## Per task", "", _md_table(TASK_HEADER + ["env failures"], [task_cells(r) + [str(r.env_failures)] for r in tasks]), ""]
     lines += ["## Episodes", "", _md_table(
         ["task", "seed", "outcome", "steps", "return", "validity", "viewer"],
         [[e["task_id"], str(e["seed"]), outcome(e), str(e["length"]), f"{e['return']:.2f}", pct(e["validity"]) if e["length"] else "–",
@@ -172,12 +181,13 @@ def _delta(ra: Row | None, rb: Row | None) -> str:
 
 def comparison_cells(c: Comparison) -> tuple[list[str], list[list[str]]]:
     A, B = c.a.eval_id, c.b.eval_id
-    header = ["site", f"success {A}", f"success {B}", "Δ success", f"steps {A}", f"steps {B}", f"validity {A}", f"validity {B}",
-              f"episodes {A}", f"episodes {B}"]
+    header = ["site", f"success {A}", f"success {B}", "Δ success", f"strict {A}", f"strict {B}", f"steps {A}", f"steps {B}",
+              f"validity {A}", f"validity {B}", f"episodes {A}", f"episodes {B}"]
     rows = []
     for name, ra, rb in c.sites:
         cell = lambda r, f: "–" if r is None else f(r)  # noqa: E731
         rows.append([name, cell(ra, lambda r: pct(r.success_rate)), cell(rb, lambda r: pct(r.success_rate)), _delta(ra, rb),
+                     cell(ra, lambda r: pct(r.success_rate_strict)), cell(rb, lambda r: pct(r.success_rate_strict)),
                      cell(ra, lambda r: num(r.mean_steps)), cell(rb, lambda r: num(r.mean_steps)),
                      cell(ra, lambda r: pct(r.validity)), cell(rb, lambda r: pct(r.validity)),
                      cell(ra, lambda r: str(r.episodes)), cell(rb, lambda r: str(r.episodes))])
@@ -190,11 +200,11 @@ def plot_comparison(c: Comparison, out: Path) -> Path:
     fig, ax = plt.subplots(figsize=(max(5, 1.4 * len(names) + 2), 4))
     width = 0.4
     for offset, side, label, color in ((-width / 2, 1, c.a.eval_id, "tab:blue"), (width / 2, 2, c.b.eval_id, "tab:orange")):
-        values = []
-        for entry in c.sites:
-            r = entry[side]
-            values.append(0.0 if r is None or math.isnan(r.success_rate) else r.success_rate)
-        ax.bar([i + offset for i in range(len(names))], values, width, label=f"{label} ({getattr(c, 'ab'[side - 1]).mode})", color=color)
+        xs = [i + offset for i in range(len(names))]
+        ax.bar(xs, [_rate(entry[side]) for entry in c.sites], width, label=f"{label} ({getattr(c, 'ab'[side - 1]).mode})", color=color)
+        # strict success (never above agisdk's) hatched over each bar
+        ax.bar(xs, [_rate(entry[side], strict=True) for entry in c.sites], width, fill=False, hatch="//", edgecolor="black",
+               label="strict success" if side == 1 else None)
     ax.set_xticks(range(len(names)), names)
     ax.set_ylim(0, 1.1)
     ax.set_ylabel("success rate")
@@ -218,8 +228,9 @@ def write_comparison(store: EvalStore, c: Comparison, out_dir: Path) -> Path:
     lines += ["## Success per site", "", _md_table(header, rows), "", f"![comparison]({png.name})", ""]
     if c.tasks:
         lines += ["## Tasks that differ", "", _md_table(
-            ["task", c.a.eval_id, c.b.eval_id],
-            [[t, "–" if ra is None else f"{ra.successes}/{ra.scored}", "–" if rb is None else f"{rb.successes}/{rb.scored}"]
+            ["task", c.a.eval_id, c.b.eval_id, f"strict {c.a.eval_id}", f"strict {c.b.eval_id}"],
+            [[t, "–" if ra is None else f"{ra.successes}/{ra.scored}", "–" if rb is None else f"{rb.successes}/{rb.scored}",
+              "–" if ra is None else f"{ra.successes_strict}/{ra.scored}", "–" if rb is None else f"{rb.successes_strict}/{rb.scored}"]
              for t, ra, rb in c.tasks]), ""]
     path = out_dir / "compare.md"
     path.write_text("\n".join(lines))

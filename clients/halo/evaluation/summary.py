@@ -79,6 +79,21 @@ def num(x: float, digits: int = 1) -> str:
     return "–" if math.isnan(x) else f"{x:.{digits}f}"
 
 
+def success_cell(r: Row, strict: bool = False) -> str:
+    """`successes/scored (rate)` under agisdk's verdict, or under strict success."""
+    if strict:
+        return f"{r.successes_strict}/{r.scored} ({pct(r.success_rate_strict)})"
+    return f"{r.successes}/{r.scored} ({pct(r.success_rate)})"
+
+
+#: The per-task tables of the report and the viewer.
+TASK_HEADER = ["task", "site", "success", "strict success", "mean steps", "validity", "mean return"]
+
+
+def task_cells(r: Row) -> list[str]:
+    return [r.name, r.site, success_cell(r), success_cell(r, strict=True), num(r.mean_steps), pct(r.validity), num(r.mean_return, 2)]
+
+
 SITE_HEADER = ["site", "episodes", "success rate", "successes", "strict success", "mean steps", "validity", "mean return",
                "env failures"]
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from halo.agent import actions as A
 from halo.evaluation.records import action_from_json, describe_spec
-from halo.evaluation.summary import SITE_HEADER, num, outcome, pct, site_cells
+from halo.evaluation.summary import SITE_HEADER, TASK_HEADER, outcome, pct, site_cells, task_cells
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;background:#f5f6f8;color:#1d2330}
@@ -283,15 +283,14 @@ def write_index_page(folder: Path, spec, episodes: Sequence[dict[str, Any]], sit
                 + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows) + "</table>")
 
     site_table = [[_e(c).replace("**", "") for c in site_cells(r)] for r in sites]
-    task_cells = [[_e(r.name), _e(r.site), f"{r.successes}/{r.scored} ({pct(r.success_rate)})", num(r.mean_steps), pct(r.validity),
-                   num(r.mean_return, 2)] for r in tasks]
+    task_table = [[_e(c) for c in task_cells(r)] for r in tasks]
     ep_cells = [[f'<a href="episodes/{_e(e["key"])}/index.html">{_e(e["task_id"])}</a>', str(e["seed"]), _outcome_badge(e),
                  str(e["length"]), f'{e["return"]:.2f}', pct(e["validity"]) if e["length"] else "–",
                  _e(_short(e.get("final_message", ""), 60))] for e in episodes]
     plots = "".join(f'<img class="plot" src="{p}" alt="{p}">' for p in ("success_by_site.png", "rewards.png") if (folder / p).is_file())
     body = (f"<table>{spec_rows}</table><h2>Success per site</h2>{table(SITE_HEADER, site_table, 'sites')}"
             f"<div>{plots}</div><h2>Per task</h2>"
-            + table(["task", "site", "success", "mean steps", "validity", "mean return"], task_cells, "tasks")
+            + table(TASK_HEADER, task_table, "tasks")
             + f"<h2>Episodes ({len(episodes)})</h2>"
             + table(["task", "seed", "outcome", "steps", "return", "validity", "final message"], ep_cells, "episodes")
             + '<p class="meta"><a href="report.md">report.md</a> · data: episodes/*/steps.jsonl, episode.json</p>')

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from dataclasses import dataclass
 
 from halo.client.env import EnvClient
 from halo.client.reward import RewardClient
@@ -52,10 +53,25 @@ async def rollout_groups(
     return [list(flat[i * group_size:(i + 1) * group_size]) for i in range(len(tasks))]
 
 
+@dataclass(frozen=True)
+class GreedyEval:
+    """Success rates of a greedy evaluation, under both verdicts (docs/reference/graders.md)."""
+
+    success_rate: float          # agisdk's verdict: comparable with REAL's numbers
+    success_rate_strict: float   # agisdk's verdict AND HALO's strict checks
+
+    def metrics(self, suffix: str = "") -> dict[str, float]:
+        """The run's metrics: eval_success_rate[_suffix] and eval_success_rate_strict[_suffix]."""
+        return {f"eval_success_rate{suffix}": self.success_rate, f"eval_success_rate_strict{suffix}": self.success_rate_strict}
+
+
 async def evaluate_greedy(env, reward, policy_client, model, adapter, tasks: list[str], seeds: list[int],
-                          config: RolloutConfig, concurrency: int) -> float:
-    """Success rate of the greedy (temperature 0) policy on the given tasks x seeds."""
+                          config: RolloutConfig, concurrency: int) -> GreedyEval:
+    """Success rates of the greedy (temperature 0) policy on the given tasks x seeds, episodes
+    lost to the environment left out."""
     greedy = GatewayPolicy(policy_client, model, adapter, temperature=0.0)
     groups = await rollout_groups(env, reward, greedy, [(t, s) for t in tasks for s in seeds], 1, config, concurrency)
     kept = [g[0] for g in groups if not g[0].env_failure]
-    return sum(e.success for e in kept) / len(kept) if kept else 0.0
+    if not kept:
+        return GreedyEval(0.0, 0.0)
+    return GreedyEval(sum(e.success for e in kept) / len(kept), sum(e.success_strict for e in kept) / len(kept))

@@ -36,7 +36,7 @@ from halo.runs.context import RunContext
 from halo.rollout.episode import Episode, RolloutConfig
 from halo.rollout.gateway import GatewayPolicy
 from halo.rollout.priming import SessionPrimer
-from halo.rollout.groups import evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (sampling_seed: GRPO's API)
+from halo.rollout.groups import GreedyEval, evaluate_greedy, rollout_groups, sampling_seed  # noqa: F401 (sampling_seed: GRPO's API)
 from halo.rollout.retries import DEFAULT_EPISODE_RETRIES
 from halo.rollout.tasks import expand_tasks
 
@@ -173,7 +173,7 @@ class GRPOLearner(GatewayLearner[StepRollouts]):
                           # attempts lost to env failures and rolled out again (env_failures: dropped in the end)
                           "env_retries": float(sum(e.env_retries for g in admitted.groups for e in g))}
 
-    async def evaluate(self, version: int) -> float:
+    async def evaluate(self, version: int) -> GreedyEval:
         r = self.run
         return await evaluate_greedy(r.env, r.reward, r.gateway, r.route, self.versions.name(version), r.tasks,
                                      r.eval_seeds, r.rollout_config, r.concurrency)

@@ -30,7 +30,7 @@ from halo.client.env import EnvClient
 from halo.client.policy import PolicyClient
 from halo.client.reward import RewardClient
 from halo.rollout.episode import RolloutConfig
-from halo.rollout.groups import evaluate_greedy
+from halo.rollout.groups import GreedyEval, evaluate_greedy
 from halo.runs.context import RunContext, ServiceTargets
 from halo.runs.spec import RunSpec
 
@@ -78,9 +78,9 @@ class Learner(ABC, Generic[Batch]):
     def checkpoint(self, step: int, batch: Batch) -> Callable[[Path], None]:
         """What writes the step's checkpoint into a folder (ctx.complete_step calls it)."""
 
-    async def evaluate(self, version: int) -> float:
-        """Greedy success rate on held-out seeds of the weights after `version` updates (asked for
-        only when the run evaluates)."""
+    async def evaluate(self, version: int) -> GreedyEval:
+        """Greedy success rates (agisdk's and strict) on held-out seeds of the weights after
+        `version` updates (asked for only when the run evaluates)."""
         raise NotImplementedError(f"{type(self).__name__} has no held-out evaluation")
 
     async def close(self) -> None:
@@ -93,12 +93,14 @@ async def run_steps(ctx: RunContext, learner: Learner, eval_every: int = 0) -> N
     baseline: dict[str, float] = {}
     try:
         if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
-            baseline["eval_success_rate_untrained"] = await learner.evaluate(0)
-            ctx.log(f"untrained policy: greedy success {baseline['eval_success_rate_untrained']:.0%} on held-out seeds")
+            untrained = await learner.evaluate(0)
+            baseline = untrained.metrics("_untrained")
+            ctx.log(f"untrained policy: greedy success {untrained.success_rate:.0%} "
+                    f"(strict {untrained.success_rate_strict:.0%}) on held-out seeds")
         async for step, batch, started in learner.batches(ctx):
             metrics = await learner.learn(step, batch)
             if eval_every and (step % eval_every == 0 or step == spec.total_steps):
-                metrics["eval_success_rate"] = await learner.evaluate(step)
+                metrics |= (await learner.evaluate(step)).metrics()
             metrics |= {"step_s": time.perf_counter() - started} | baseline
             baseline = {}  # recorded once, with the first step
             await ctx.complete_step(step, metrics, learner.checkpoint(step, batch))
@@ -131,7 +133,7 @@ class GatewayLearner(Learner[Batch]):
         """New weights (inline, or a path the route's backend loads) as the run's adapter."""
         await self.run.gateway.load_adapter(self.run.route, self.run.adapter, weights=weights, path=path)
 
-    async def evaluate(self, version: int) -> float:
+    async def evaluate(self, version: int) -> GreedyEval:
         r = self.run
         return await evaluate_greedy(r.env, r.reward, r.gateway, r.route, r.adapter, r.tasks, r.eval_seeds,
                                      r.rollout_config, r.concurrency)

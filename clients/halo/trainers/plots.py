@@ -27,11 +27,13 @@ def plot_curves(rows: Sequence[dict[str, float]], out: Path, title: str = "", ev
     ax_success.plot(steps, [r.get("success_rate", 0.0) for r in rows], marker="o", color="tab:green", label="success rate (agisdk, sampled)" if sampled else "success rate (agisdk)")
     if any("success_rate_strict" in r for r in rows):
         ax_success.plot(steps, [r.get("success_rate_strict", 0.0) for r in rows], marker="^", linestyle="--", color="tab:olive",
-                        label="strict success rate")
-    if any("eval_success_rate" in r for r in rows):
-        ev = [(0, r["eval_success_rate_untrained"]) for r in rows if "eval_success_rate_untrained" in r]
-        ev += [(r["step"], r["eval_success_rate"]) for r in rows if "eval_success_rate" in r]
-        ax_success.plot([s for s, _ in ev], [v for _, v in ev], marker="s", color="tab:purple", label=eval_label)
+                        label=f"strict success rate{kind}")
+    for key, style, label in (("eval_success_rate", dict(marker="s", color="tab:purple"), eval_label),
+                              ("eval_success_rate_strict", dict(marker="D", linestyle="--", color="tab:pink"), f"{eval_label}, strict")):
+        if any(key in r for r in rows):
+            ev = [(0, r[f"{key}_untrained"]) for r in rows if f"{key}_untrained" in r]
+            ev += [(r["step"], r[key]) for r in rows if key in r]
+            ax_success.plot([s for s, _ in ev], [v for _, v in ev], label=label, **style)
     ax_success.set_ylim(-0.05, 1.05)
     ax_success.set_xlabel("training step")
     ax_success.set_ylabel("success rate")

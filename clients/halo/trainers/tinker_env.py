@@ -282,7 +282,7 @@ class HaloBrowserEnv(Env):
         self.total_reward += reward
         stop = StopReason.MAX_TURNS if result.termination == epb.TERMINATION_MAX_STEPS else StopReason.COMPLETED
         metrics |= {
-            "success": float(evaluation.success), "success_bonus": evaluation.success_bonus,
+            "success": float(evaluation.success), "success_strict": float(evaluation.success_strict), "success_bonus": evaluation.success_bonus,
             "episode_length": float(len(self.history)), f"{STOP_METRIC_PREFIX}{stop.value}": 1.0,
         }
         logs["evaluation"] = "; ".join(f"{d.description}: {'pass' if d.passed else 'fail'}" for d in evaluation.details)[:800]

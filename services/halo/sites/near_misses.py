@@ -3,23 +3,79 @@
 A near miss is what a careful reviewer writes from the goal alone: the wrong item, the wrong
 count, the wrong date or time, a text that contradicts the goal, half of a multi-part request.
 Each is a list of UI actions in the oracles' vocabulary (halo.sites.oracle), run through the env
-service like any attempt. Unlike a replica's `wrong_attempts` (near misses that agisdk's script
-already rejects, each verified to score 0), these are the ones the audit found agisdk *accepts*:
-they stay here as the audit's record and as the cases HALO's strict checks
-(configs/strict_checks.yaml) must reject.
+service like any attempt, and its label starts with its kind. A replica's `wrong_attempts` are
+near misses too, written with the replica and each verified to score 0 by agisdk's script; these
+are the audit's own, and agisdk's script may accept them: the audit says which it accepts, and
+HALO's strict checks (configs/strict_checks.yaml) must reject every one it accepts.
 
 The audit runs both sets: every labelled near miss of a task must score 0 under strict success.
 """
 
 from __future__ import annotations
 
+from halo.agent import actions as A
+from halo.sites.gocalendar.oracles import WEEKDAYS, delete_chip, new_event, new_task
+from halo.sites.gomail.oracles import ORACLES as GOMAIL
+from halo.sites.gomail.oracles import ARCHIVE, DELETE, OLD_SUBJECTS, SELECT_PAGE, TODAY_SUBJECTS, compose, open_row, reply_to, \
+    select_row, snooze_results_until, trash_search_results
+from halo.sites.networkin import oracles as networkin
 from halo.sites.networkin.oracles import post
+from halo.sites.omnizon.attempts import ADD_TO_CART, BUY_NOW, PLACE_ORDER, PROCEED, open_product
+from halo.sites.omnizon.attempts import search as shop_search
+from halo.sites.oracle import OracleStep, Target
 from halo.sites.opendining.oracles import AMERICAN, ITALIAN, book, find
 from halo.sites.oracle import WrongAttempts
 from halo.sites.staynb.oracles import AUSTRIA, PROVENCE, SAN_FRANCISCO, VANCOUVER_TRIP, dates, filters, trip, who
+from halo.sites.opendining.oracles import ORACLES as OPENDINING
+from halo.sites.topwork import oracles as topwork
 from halo.sites.topwork.oracles import remove
+from halo.sites.zilloft.oracles import BAY_AREA_3BD, BOSTON_UNDER_1M, LA_UNDER_350K, LONG_BEACH_3_2, SACRAMENTO_4BD, SEND_MESSAGE, contact, \
+    beds_baths, find_agent, houses_only, open_home, price, tour
+from halo.sites.zilloft.oracles import search as homes_search
 
 TOMORROW = "2024-07-19"   # the replicas' today is 2024-07-18
+
+def twice(steps: list[OracleStep], *back: OracleStep) -> list[OracleStep]:
+    """The same request done twice (two emails, two events), `back` leading from the first one's
+    confirmation to where the steps start: the goal asks for one."""
+    return [*steps, *back, *steps]
+
+
+def quantity(n: int) -> OracleStep:
+    """Omnizon's product page quantity, before Buy Now or Add to Cart."""
+    return A.SelectOption(Target("combobox", "Quantity"), (str(n),))
+
+
+def buy_now(query: str, title_part: str, n: int = 1) -> list[OracleStep]:
+    return [*shop_search(query), open_product(title_part), *([quantity(n)] if n != 1 else []), BUY_NOW, PLACE_ORDER]
+
+
+def to_cart(query: str, title_part: str, n: int = 1) -> list[OracleStep]:
+    return [*shop_search(query), open_product(title_part), *([quantity(n)] if n != 1 else []), ADD_TO_CART]
+
+
+#: GoMail's compose tasks: (to, subject, how the email contradicts the request, its body)
+EMAIL_DENIALS: dict[str, tuple[str, str, str, str]] = {
+    "gomail-4": ("Alexa Richardson", "Files", "no need to hear about the files",
+        "Hi Alexa,\n\nNo need to let me know when the files come in.\n\nSam"),
+    "gomail-7": ("Ashley Campbell", "Team dinner", "says she is not coming",
+        "Hi Ashley,\n\nI know you are not coming to the team dinner on Friday.\n\nSam"),
+    "gomail-8": ("Kevin Moore", "Atlas project", "the project details are not needed",
+        "Hi Kevin,\n\nI don't need the project details for Atlas anymore.\n\nSam"),
+    "gomail-9": ("Barbara Thomas", "Project plan", "not going over the project plan",
+        "Hi Barbara,\n\nLet's not go over the project plan this week.\n\nSam"),
+    "gomail-12": ("Charles", "New clients?", "tells him he has found no new clients",
+        "Hi Charles,\n\nI know you have not found any new clients lately.\n\nSam"),
+    "gomail-13": ("Carol Adams", "Meeting time change", "the meeting is not moved",
+        "Hi Carol,\n\nNo time change for the meeting: it is not moved to 8:30 AM.\n\nSam"),
+    "gomail-15": ("Danielle Harris", "System update launched", "the update has not been launched",
+        "Hi Danielle,\n\nThe new system update has not been launched yet.\n\nSam"),
+    "gomail-18": ("brian.king@example.com", "Meeting notes", "no need for the meeting notes",
+        "Hi Brian,\n\nNo need to send me the meeting notes.\n\nSam"),
+    "gomail-19": ("Angela White", "FTA dates", "does not ask, says there is no need to tell",
+        "Hi Angela,\n\nI know when you go on FTA, no need to tell me.\n\nSam"),
+}
+
 
 #: Kinds of near miss (the audit table groups by them); each label below starts with its kind.
 KINDS = ("wrong item", "wrong count", "wrong date", "contradicting text", "half of the request")
@@ -34,6 +90,23 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
             post("My internship at AGI Inc is not finished yet, two more months to go."),
         "contradicting text: starting, not finishing, the AGI Inc internship":
             post("Starting my internship at AGI Inc today!"),
+    },
+    # OpenDining: one table asked for, booked twice
+    **{task: {"wrong count: the table booked twice": twice(OPENDINING[task], A.ClickElement(Target("link", "OpenDining home")))}
+       for task in ("opendining-1", "opendining-6", "opendining-12")},
+    "networkin-26": {
+        "contradicting text: tells him no advice is needed":
+            [*networkin.search("Software Engineer"), networkin.open_link("Ryan Clark"),
+             *networkin.message("Hi Ryan, I don't need any advice, I was just looking around.")],
+    },
+    "networkin-27": {
+        "wrong count: Olivia Martinez and someone else":
+            [*networkin.search("Olivia Martinez"), networkin.invite("Olivia Martinez"), networkin.MY_NETWORK, networkin.invite("Ethan Brooks")],
+    },
+    "topwork-7": {
+        "contradicting text: the offer's message says he is not hired":
+            [*topwork.search("react"), topwork.open_link("Jason Miller"),
+             *topwork.offer("Jason", "React Developer for Fitness App", "Hi Jason, sorry, we will not be hiring you for the fitness app.")],
     },
     "topwork-8": {
         "half of the request: only one of the two data postings removed": [remove("Data Analyst for Sales Dashboard")],
@@ -77,6 +150,123 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
     "staynb-19": {
         "half of the request: searched, not shared to the group chat": VANCOUVER_TRIP,
     },
+    # GoMail: a mail whose words contradict the request, the mail sent twice, half of a two-part request
+    **{task: {f"contradicting text: {what}": compose(to, subject, body), "wrong count: the email sent twice": twice(GOMAIL[task])}
+       for task, (to, subject, what, body) in EMAIL_DENIALS.items()},
+    "gomail-1": {
+        "wrong item: the Uber emails deleted, not Amazon's":
+            [A.ClickElement(Target("button", "More email options")), A.ClickElement(Target("menuitem", "Mark all as read")),
+             *trash_search_results("uber")],
+    },
+    "gomail-2": {
+        "wrong item: the Amazon emails deleted with them":
+            [*trash_search_results("notification"), *trash_search_results("uber"), *trash_search_results("amazon")],
+    },
+    "gomail-5": {
+        "contradicting text: asks Alexa not to sign the work permit":
+            [A.ClickElement(Target("link", "Starred")), A.ClickElement(SELECT_PAGE), A.ClickElement(DELETE),
+             *compose("alexa.richardson@example.com", "Work permit signature", "Hi Alexa,\n\nPlease do not sign my work permit.\n\nSam")],
+        "half of the request: the email sent, the starred emails kept":
+            compose("alexa.richardson@example.com", "Work permit signature",
+                    "Hi Alexa,\n\nCould you please sign my work permit this week?\n\nThanks,\nSam"),
+    },
+    "gomail-14": {
+        "wrong item: the visible emails archived, not cleared away": [A.ClickElement(SELECT_PAGE), A.ClickElement(ARCHIVE)],
+    },
+    "gomail-17": {
+        "wrong item: yesterday's email archived with today's":
+            [*(select_row(s) for s in TODAY_SUBJECTS), select_row("Quarterly budget review"), A.ClickElement(ARCHIVE)],
+    },
+    "gomail-20": {
+        "half of the request: only the visible page moved to the trash": [A.ClickElement(SELECT_PAGE), A.ClickElement(DELETE)],
+    },
+    "gomail-21": {
+        "wrong date: snoozed for 8 days, not 7": snooze_results_until("alerts", "2024-07-26"),
+    },
+    "gomail-23": {
+        "half of the request: replied, the support emails kept": reply_to("Jane Smith", "Hi Jane,\n\nThe marketing numbers look right to me.\n\nSam"),
+    },
+    "gomail-24": {
+        "wrong item: Jane Smith's email deleted, not John Doe's": [open_row("Jane Smith"), A.ClickElement(DELETE)],
+    },
+    "gomail-26": {
+        "half of the request: the noreply emails cleared, the no-reply ones kept": trash_search_results("noreply"),
+    },
+    "gomail-11": {
+        "half of the request: two of the five old emails deleted":
+            [A.ClickElement(Target("link", "Older")), *(select_row(s) for s in OLD_SUBJECTS[:2]), A.ClickElement(DELETE)],
+    },
+    # Omnizon: one item asked for, two bought (or three for two); half of a two-item order
+    "omnizon-3": {"wrong count: two headphones, not one": [
+        *shop_search("headphones"), A.Fill(Target("spinbutton", "Min price"), "24"), A.Fill(Target("spinbutton", "Max price"), "100"),
+        A.ClickElement(Target("button", "Go, apply price range")), open_product("Sony WH-CH720N"), quantity(2), BUY_NOW, PLACE_ORDER]},
+    "omnizon-9": {"wrong count: two gaming mice for 'any gaming device'": [*to_cart("gaming", "Logitech G305", 2), PROCEED, PLACE_ORDER]},
+    "omnizon-13": {"wrong count: two cooking pots": [*to_cart("cooking pot", "Cuisinart Chef's Classic", 2), PROCEED, PLACE_ORDER],
+                   "wrong item: pot holders bought with the pot": [*to_cart("cooking pot", "Cuisinart Chef's Classic"),
+                                                                  *to_cart("pot holders", "Silicone Pot Holders"), PROCEED, PLACE_ORDER]},
+    "omnizon-15": {"wrong count: two packs of sports balls": buy_now("sports balls", "Sports Balls Variety Pack", 2)},
+    "omnizon-17": {"wrong count: two neck pillows, not one": buy_now("neck pillow", "Cervical Neck Pillow", 2)},
+    "omnizon-24": {"wrong count: three controllers, not two": buy_now("PS5 controller", "PlayStation DualSense", 3)},
+    "omnizon-25": {"half of the request: the apron without the pot": [*to_cart("apron", "Grill Apron"), PROCEED, PLACE_ORDER],
+                   "wrong count: two aprons and a pot": [*to_cart("apron", "Grill Apron", 2), *to_cart("cooking pot", "Cuisinart Chef's Classic"),
+                                                        PROCEED, PLACE_ORDER]},
+    "omnizon-28": {"wrong count: two silverware sets": buy_now("silverware set", "Stainless Steel Silverware Set", 2)},
+    "omnizon-29": {"half of the request: the desk without the chair": [*to_cart("40 inch desk", "40 Inch Computer Desk"), PROCEED, PLACE_ORDER],
+                   "wrong count: two office chairs with the desk": [*to_cart("40 inch desk", "40 Inch Computer Desk"),
+                                                                   *to_cart("office chair", "Ergonomic Office Chair", 2), PROCEED, PLACE_ORDER]},
+    "omnizon-30": {"wrong count: two bed frames": buy_now("bed frame", "Queen Size Platform Bed Frame", 2)},
+    # GoCalendar: another day or time than asked, the event made twice, one event too many deleted
+    "gocalendar-4": {"wrong date: starting September 21st, not the 20th":
+                     new_event("Work out at the gym", day="2024-09-21", start="7:45pm", end="8:45pm", repeat=WEEKDAYS, location="Gym"),
+                     "half of the request: once, not Monday through Friday":
+                     new_event("Work out at the gym", day="2024-09-20", start="7:45pm", end="8:45pm", location="Gym")},
+    "gocalendar-6": {"wrong date: Thursday at 11 am, not Wednesday": new_event("Pick up sister", day="2024-07-18", start="11:00am", end="12:00pm"),
+                     "wrong count: the reminder made twice":
+                     twice(new_event("Pick up sister", day="2024-07-17", start="11:00am", end="12:00pm"))},
+    "gocalendar-8": {"wrong date: Tuesday morning, not Monday": new_task("Email Ashley", "2024-07-16", "9:00am"),
+                     "wrong count: the task made twice": twice(new_task("Email Ashley", "2024-07-15", "9:00am"))},
+    "gocalendar-10": {"wrong count: both dinners of the week cancelled":
+                      [*delete_chip("Dinner with friends, 7 – 9pm, Wednesday, July 17"),
+                       *delete_chip("Dinner with Mom and Dad, 6:30 – 8:30pm, Friday, July 19")]},
+    "gocalendar-12": {"wrong date: Tuesday morning, not Monday": new_event("Buy gym clothes", day="2024-07-16", start="9:00am", end="10:00am"),
+                      "wrong count: the event made twice": twice(new_event("Buy gym clothes", day="2024-07-15", start="9:00am", end="10:00am"))},
+    "gocalendar-13": {"wrong date: July 21st to 26th, not 27th":
+                      new_event("Math camp", all_day=True, day="2024-07-21", end_day="2024-07-26", location="Sunnyvale"),
+                      "wrong count: the camp entered twice":
+                      twice(new_event("Math camp", all_day=True, day="2024-07-21", end_day="2024-07-27", location="Sunnyvale"))},
+    "gocalendar-16": {"wrong count: Wednesday's reading and another event cancelled":
+                      [A.ClickElement(Target("link", "Wednesday, July 17")), *delete_chip("Reading time, 9:30 – 10:30pm, Wednesday"),
+                       *delete_chip("Dinner with friends, 7 – 9pm, Wednesday")]},
+    "gocalendar-18": {"wrong count: both coffees removed":
+                      [*delete_chip("Coffee with sister, 8:30 – 9:30am, Thursday, July 18"),
+                       *delete_chip("Coffee with Jordan, 3:30 – 4pm, Tuesday, July 16")]},
+    "gocalendar-23": {"wrong count: both project syncs deleted":
+                      [*delete_chip("Project Sync, 10 – 10:30am, Wednesday, July 17"), *delete_chip("Project Sync, 2 – 2:30pm, Monday, July 15")]},
+    # Marrisuite: this weekend for "next weekend" (the replicas' today is Thursday, July 18)
+    "marrisuite-8": {"wrong date: this weekend, not next weekend": [
+        A.Fill(Target("textbox", "Destination"), "Goleta"), A.Fill(Target("textbox", "Check-in"), "2024-07-19"),
+        A.Fill(Target("textbox", "Check-out"), "2024-07-21"), A.SelectOption(Target("combobox", "Rooms"), ("1 Room",)),
+        A.ClickElement(Target("button", "Find Hotels"))]},
+    # Zilloft: a home outside the area asked for, another day or time, two tours for one
+    "zilloft-2": {"wrong item: a Los Angeles house, not one in Long Beach": [*LA_UNDER_350K, open_home("1147 W 91st St"), *tour("July 19", "2:00 PM")],
+                  "wrong count: two tours of the house":
+                  [*LONG_BEACH_3_2, *houses_only(), open_home("3456 Stearns St"), *tour("July 19", "2:00 PM"), *tour("July 20", "2:00 PM")]},
+    "zilloft-3": {"wrong date: July 20th, not the 19th": [*LA_UNDER_350K, open_home("1147 W 91st St"), *tour("July 20", "11:00 AM")],
+                  "wrong item: a Sacramento house, not one around Los Angeles":
+                  [*homes_search("Sacramento, CA"), *price(high=500_000), *beds_baths("2+"), open_home("7420 Greenhaven Dr"),
+                   *tour("July 19", "11:00 AM")]},
+    "zilloft-5": {"contradicting text: says he is not looking to hire":
+                  [*find_agent("San Jose, CA", "Priya Natarajan"),
+                   A.Fill(Target("textbox", "Message"), "Hi Priya, I'm not looking to hire an agent, just browsing San Jose."), SEND_MESSAGE]},
+    "zilloft-6": {"wrong date: July 20th at 1 PM, not the 19th": [*SACRAMENTO_4BD, open_home("1421 Land Park Dr"), *contact("2024-07-20", "1:00 PM")]},
+    "zilloft-10": {"wrong count: two tours of the house":
+                   [*homes_search("Sacramento, CA"), *price(high=500_000), *beds_baths("2+"), open_home("7420 Greenhaven Dr"),
+                    *tour("July 19", "3:00 PM"), *tour("July 20", "3:00 PM")]},
+    "zilloft-14": {"wrong date: 2 PM tomorrow, not 9 AM": [*BOSTON_UNDER_1M, open_home("18 Ashmont St"), *contact("2024-07-19", "2:00 PM")]},
+    "zilloft-15": {"wrong date: Saturday at 11 AM, not after noon": [*BAY_AREA_3BD, open_home("2715 Humboldt Ave"), *tour("July 20", "11:00 AM")]},
+    "zilloft-22": {"wrong item: a Bay Area house, not one in Southern California":
+                   [*BAY_AREA_3BD, open_home("2715 Humboldt Ave"), *tour("July 20", "11:00 AM")]},
+    "zilloft-23": {"wrong count: 2+ bedrooms, not 3+": [*homes_search("California"), *price(high=900_000), *beds_baths("2+"), *houses_only()]},
 }
 
 

@@ -31,7 +31,8 @@ class TrainRow:
     mean_staleness: float
     stale_dropped: int
     success: list[float]            # sampled success rate per step
-    eval_success: float             # greedy, held-out seeds, after the last step
+    eval_success: float             # greedy, held-out seeds, after the last step (agisdk's verdict)
+    eval_success_strict: float = 0.0   # the same under strict success (docs/reference/graders.md)
 
 
 def _row(k: int, rows: list[dict], wall_s: float) -> TrainRow:
@@ -44,18 +45,19 @@ def _row(k: int, rows: list[dict], wall_s: float) -> TrainRow:
         stale_dropped=int(sum(float(r["async/stale_dropped"]) for r in rows)),
         success=[round(float(r["success_rate"]), 2) for r in rows],
         eval_success=float(rows[-1].get("eval_success_rate", 0.0)) if rows else 0.0,
+        eval_success_strict=float(rows[-1].get("eval_success_rate_strict", 0.0)) if rows else 0.0,
     )
 
 
 def table(rows: list[TrainRow]) -> str:
     base = rows[0].steps_per_hour if rows and rows[0].max_staleness == 0 else 0.0
     lines = ["| K | steps | steps/hour | vs K=0 | learner idle | rollout idle | mean staleness | stale dropped | "
-             "sampled success per step | greedy held-out at the end |", "|" + "---|" * 10]
+             "sampled success per step | greedy held-out at the end (agisdk / strict) |", "|" + "---|" * 10]
     for r in rows:
         speedup = f"{r.steps_per_hour / base:.2f}x" if base else "-"
         curve = " ".join(f"{s:.0%}" for s in r.success)
         lines.append(f"| {r.max_staleness} | {r.steps} | {r.steps_per_hour:.0f} | {speedup} | {r.learner_idle_share:.0%} | "
-                     f"{r.rollout_idle_share:.0%} | {r.mean_staleness:.2f} | {r.stale_dropped} | {curve} | {r.eval_success:.0%} |")
+                     f"{r.rollout_idle_share:.0%} | {r.mean_staleness:.2f} | {r.stale_dropped} | {curve} | {r.eval_success:.0%} / {r.eval_success_strict:.0%} |")
     return "\n".join(lines)
 
 

@@ -45,6 +45,6 @@ class MCTSLearner(GatewayLearner[list[SearchResult]]):
 
 def search_summary(results: list[SearchResult]) -> list[dict[str, Any]]:
     """search.json of a checkpoint: what each search of the step found."""
-    return [{"task_id": r.task_id, "seed": r.seed, "success": r.success, "found": r.found,
+    return [{"task_id": r.task_id, "seed": r.seed, "success": r.success, "success_strict": r.success_strict, "found": r.found,
              "env_failure": r.env_failure, "critic_route": r.critic_route,
              "stats": r.stats.as_dict(), "best_path": r.describe_best_path()} for r in results]

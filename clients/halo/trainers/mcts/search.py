@@ -333,6 +333,7 @@ class TreeSearch:
                                                         episode_id=episode_id)
                 self.stats.evaluations += 1
                 child.success = evaluation.success
+                child.success_strict = evaluation.success_strict
                 child.value = evaluation.success_bonus if evaluation.success else 0.0
         finally:
             try:
@@ -377,6 +378,7 @@ def search_metrics(results: list[SearchResult]) -> dict[str, float]:
         "searches": float(len(kept)), "env_failures": float(len(results) - len(kept)),
         "search_success_rate": sum(r.success for r in kept) / n,   # best path passes the evaluation
         "success_rate": sum(r.success for r in kept) / n,          # the same, under the name GRPO runs and dashboards use
+        "success_rate_strict": sum(r.success_strict for r in kept) / n,   # best path passes strict success too
         "found_success_rate": sum(r.found for r in kept) / n,      # some node passes it
         "best_path_length": sum(len(p) for p in paths) / n,
         "best_path_q": sum(p[0].q(r.config.alpha) for r, p in zip(kept, paths) if p) / n,

@@ -63,7 +63,8 @@ class Node:
     state_json: str = ""
     final_message: str = ""
     done: bool = False                  # the episode ended here (message sent, max steps)
-    success: bool = False               # the final evaluation of this state passed
+    success: bool = False               # the final evaluation of this state passed (agisdk's verdict)
+    success_strict: bool = False        # and HALO's strict checks too (docs/reference/graders.md)
     value: float = 0.0                  # leaf value: the success bonus when it passed
     terminal: bool = False
     frozen: bool = False                # could not be reached again faithfully
@@ -213,6 +214,12 @@ class SearchResult:
         """The best path ends in a state that passes REAL's evaluation."""
         path = self.best_path
         return bool(path) and path[-1].child is not None and path[-1].child.success
+
+    @property
+    def success_strict(self) -> bool:
+        """The best path's end passes strict success too (agisdk AND HALO's strict checks)."""
+        path = self.best_path
+        return bool(path) and path[-1].child is not None and path[-1].child.success_strict
 
     @property
     def found(self) -> bool:
