@@ -107,3 +107,46 @@ async def test_the_axtree_survives_a_page_that_patches_json():
     for name, (title, elements) in read.items():
         assert title == name
         assert {(e.role, e.name, e.value) for e in elements} >= {("textbox", "Name", "Ada"), ("button", "Go", "")}, name
+
+
+ANIMATED = """<!doctype html><title>animated</title>
+<style>
+  @keyframes slide { from { left: 0px; } to { left: 600px; } }
+  @keyframes spin { to { transform: rotate(360deg); } }
+  body { margin: 0; background: white; }
+  #box { position: absolute; top: 0; left: 0; width: 100px; height: 100px; background: rgb(255, 0, 0);
+         animation: slide 60s linear forwards; }
+  #spinner { position: absolute; top: 300px; left: 0; width: 20px; height: 20px; animation: spin 1s linear infinite; }
+</style>
+<div id="box"></div><div id="spinner"></div>"""
+
+
+async def test_the_screenshot_shows_finished_animations_and_leaves_infinite_ones_running():
+    """One DevTools capture at the requested format, of a page whose finite animations were
+    finished first (as Playwright's animations="disabled"); an infinite one runs again after."""
+    import asyncio
+    import io
+
+    from PIL import Image
+
+    from halo.env.observe import ObserveOptions, observe
+
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 720})
+            await page.set_content(ANIMATED)
+            jpeg = await observe(page, ObserveOptions(image_format="jpeg", jpeg_quality=90), [])
+            png = await observe(page, ObserveOptions(image_format="png"), [])
+            for _ in range(50):   # the restore is not awaited by observe: it runs before our next evaluate
+                states = await page.evaluate("() => document.getAnimations().map((a) => a.playState)")
+                if "running" in states:
+                    break
+                await asyncio.sleep(0.02)
+        finally:
+            await browser.close()
+    assert jpeg.screenshot.startswith(b"\xff\xd8") and png.screenshot.startswith(b"\x89PNG")
+    image = Image.open(io.BytesIO(png.screenshot)).convert("RGB")
+    assert image.size == (1280, 720)
+    assert image.getpixel((650, 50)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)   # at its end
+    assert sorted(states) == ["finished", "running"], states   # the slide finished; the spinner spins again
