@@ -150,3 +150,47 @@ async def test_the_screenshot_shows_finished_animations_and_leaves_infinite_ones
     assert image.size == (1280, 720)
     assert image.getpixel((650, 50)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)   # at its end
     assert sorted(states) == ["finished", "running"], states   # the slide finished; the spinner spins again
+
+
+CHANGING = """<!doctype html><title>changing</title>
+<input aria-label="Name"><label><input type="checkbox"> Kitchen</label><button>Go</button>
+<p id="note">first</p><div style="height: 3000px"></div>"""
+
+
+async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one():
+    """The reading that repeats the last one exactly is not sent or parsed again; after any change
+    (a value or checked state set by script, focus, scroll, text) the reading is what a fresh
+    walk of the page gives."""
+    from halo.env.observe import _AXTREE_JS, ElementInfo, read_title_and_elements
+
+    async def fresh(page) -> list[ElementInfo]:
+        raw = await page.evaluate(_AXTREE_JS, 400)
+        return [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+
+    changes = [
+        "document.querySelector('input').value = 'Ada'",          # no event, no mutation
+        "document.querySelector('[type=checkbox]').checked = true",
+        "document.querySelector('button').focus()",
+        "scrollTo(0, 200)",
+        "document.getElementById('note').textContent = 'second'",
+        "document.title = 'renamed'",
+    ]
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page()
+            await page.set_content(CHANGING)
+            first = await read_title_and_elements(page)
+            reading = page._halo_last_reading
+            assert await read_title_and_elements(page) == first and page._halo_last_reading is reading   # reused
+            for change in changes:
+                await page.evaluate(change)
+                title, elements = await read_title_and_elements(page)
+                assert page._halo_last_reading is not reading, change
+                reading = page._halo_last_reading
+                assert elements == await fresh(page) and title == await page.title(), change
+            await page.goto("about:blank")
+            await page.set_content(CHANGING)   # another document (a new window): its reading is sent whole
+            assert await read_title_and_elements(page) == first and page._halo_last_reading is not reading
+        finally:
+            await browser.close()

@@ -245,13 +245,32 @@ _AFTER_SCREENSHOT_JS = "(token) => { const s = window.__haloScreenshot; if (s &&
 # string it hands over as is. The JSON.stringify the init script saw before any page script ran (a
 # page may replace the global one); a page whose Object or Array prototype has a toJSON (that would
 # change what stringify writes) gets the plain object back.
-_AXTREE_AND_TITLE_JS = f"""async ([maxElements, withTree, screenshotToken]) => {{
+# The tree is rebuilt every time (no page-change signal covers every input of it: :hover styles,
+# layout, values set by script), but when the result is exactly the string this document returned
+# last time, only that reading's tag comes back ("=" + tag), and the caller reuses what it parsed
+# then: the unchanged tree is neither sent nor parsed again. A tag names the document (a random id)
+# and the reading, so a tag from another document never matches.
+_AXTREE_AND_TITLE_JS = f"""async ([maxElements, withTree, screenshotToken, knownTag]) => {{
   if (screenshotToken) await ({_PREPARE_SCREENSHOT_JS})(screenshotToken);
   const result = [document.title, withTree ? ({_AXTREE_JS})(maxElements) : []];
   const stringify = (window.__haloNavigation && window.__haloNavigation.stringify) || JSON.stringify;
   const plain = Object.prototype.toJSON === undefined && Array.prototype.toJSON === undefined;
-  return plain ? stringify(result) : result;
+  if (!plain) return result;
+  const text = stringify(result);
+  const last = window.__haloLastTree;
+  if (last && last.text === text && last.tag === knownTag) return "=" + last.tag;
+  const id = last ? last.id : Math.random().toString(36).slice(2);
+  const tag = id + ":" + (last ? last.n + 1 : 1);
+  window.__haloLastTree = {{ id, n: last ? last.n + 1 : 1, tag, text }};
+  return tag + "\\n" + text;
 }}"""
+
+
+@dataclass(frozen=True)
+class _Reading:
+    tag: str
+    title: str
+    elements: tuple[ElementInfo, ...]
 
 
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
@@ -262,10 +281,19 @@ async def read_title_and_elements(page: Page, max_elements: int = 400, with_tree
                                   screenshot_token: int = 0) -> tuple[str, list[ElementInfo]]:
     """The main document's title (as `page.title()` reads it) and its elements (none unless
     `with_tree`), in one round trip; with a `screenshot_token` (`next_screenshot_token`), first
-    prepare the page for `capture` with that token."""
-    result = await page.evaluate(_AXTREE_AND_TITLE_JS, [max_elements, with_tree, screenshot_token])
-    title, raw = json.loads(result) if isinstance(result, str) else result
-    return title, [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+    prepare the page for `capture` with that token. An unchanged reading is not parsed again."""
+    known: _Reading | None = getattr(page, "_halo_last_reading", None)
+    result = await page.evaluate(_AXTREE_AND_TITLE_JS, [max_elements, with_tree, screenshot_token, known.tag if known else ""])
+    if isinstance(result, str) and result.startswith("=") and known is not None and result[1:] == known.tag:
+        return known.title, list(known.elements)
+    if isinstance(result, str):
+        tag, _, text = result.partition("\n")
+        title, raw = json.loads(text)
+    else:
+        tag, (title, raw) = "", result
+    elements = tuple(ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw)
+    setattr(page, "_halo_last_reading", _Reading(tag, title, elements) if tag else None)
+    return title, list(elements)
 
 
 async def _devtools(page: Page) -> CDPSession:
