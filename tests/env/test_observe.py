@@ -7,6 +7,8 @@ with "el.children is not iterable" on the whole page.
 
 from __future__ import annotations
 
+import contextlib
+
 from playwright.async_api import async_playwright
 
 from halo.env.browsers import CHROMIUM_ARGS, find_chromium
@@ -109,6 +111,18 @@ async def test_the_axtree_survives_a_page_that_patches_json():
         assert {(e.role, e.name, e.value) for e in elements} >= {("textbox", "Name", "Ada"), ("button", "Go", "")}, name
 
 
+@contextlib.asynccontextmanager
+async def _page_showing(content: str):
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 720})
+            await page.set_content(content)
+            yield page
+        finally:
+            await browser.close()
+
+
 ANIMATED = """<!doctype html><title>animated</title>
 <style>
   @keyframes slide { from { left: 0px; } to { left: 600px; } }
@@ -131,20 +145,14 @@ async def test_the_screenshot_shows_finished_animations_and_leaves_infinite_ones
 
     from halo.env.observe import ObserveOptions, observe
 
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 1280, "height": 720})
-            await page.set_content(ANIMATED)
-            jpeg = await observe(page, ObserveOptions(image_format="jpeg", jpeg_quality=90), [])
-            png = await observe(page, ObserveOptions(image_format="png"), [])
-            for _ in range(50):   # the restore is not awaited by observe: it runs before our next evaluate
-                states = await page.evaluate("() => document.getAnimations().map((a) => a.playState)")
-                if "running" in states:
-                    break
-                await asyncio.sleep(0.02)
-        finally:
-            await browser.close()
+    async with _page_showing(ANIMATED) as page:
+        jpeg = await observe(page, ObserveOptions(image_format="jpeg", jpeg_quality=90), [])
+        png = await observe(page, ObserveOptions(image_format="png"), [])
+        for _ in range(50):   # observe does not wait for the restore
+            states = await page.evaluate("() => document.getAnimations().map((a) => a.playState)")
+            if "running" in states:
+                break
+            await asyncio.sleep(0.02)
     assert jpeg.screenshot.startswith(b"\xff\xd8") and png.screenshot.startswith(b"\x89PNG")
     image = Image.open(io.BytesIO(png.screenshot)).convert("RGB")
     assert image.size == (1280, 720)
@@ -175,22 +183,16 @@ async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one(
         "document.getElementById('note').textContent = 'second'",
         "document.title = 'renamed'",
     ]
-    async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page()
-            await page.set_content(CHANGING)
-            first = await read_title_and_elements(page)
+    async with _page_showing(CHANGING) as page:
+        first = await read_title_and_elements(page)
+        reading = page._halo_last_reading
+        assert await read_title_and_elements(page) == first and page._halo_last_reading is reading   # reused
+        for change in changes:
+            await page.evaluate(change)
+            title, elements = await read_title_and_elements(page)
+            assert page._halo_last_reading is not reading, change
             reading = page._halo_last_reading
-            assert await read_title_and_elements(page) == first and page._halo_last_reading is reading   # reused
-            for change in changes:
-                await page.evaluate(change)
-                title, elements = await read_title_and_elements(page)
-                assert page._halo_last_reading is not reading, change
-                reading = page._halo_last_reading
-                assert elements == await fresh(page) and title == await page.title(), change
-            await page.goto("about:blank")
-            await page.set_content(CHANGING)   # another document (a new window): its reading is sent whole
-            assert await read_title_and_elements(page) == first and page._halo_last_reading is not reading
-        finally:
-            await browser.close()
+            assert elements == await fresh(page) and title == await page.title(), change
+        await page.goto("about:blank")
+        await page.set_content(CHANGING)   # another document (a new window): its reading is sent whole
+        assert await read_title_and_elements(page) == first and page._halo_last_reading is not reading
