@@ -170,3 +170,15 @@ async def test_a_click_on_a_native_select_reaches_the_page_without_opening_the_p
     assert await page.evaluate("document.querySelector('select').value") == "plus"
     # the suppression ends with the click: a press on the select outside an action opens the list again
     assert await page.evaluate("window.__haloEndClick") is None
+
+
+async def test_a_scroll_returns_scrolled_once_the_requests_its_scroll_handler_sent_are_answered(page):
+    """A wheel scrolls in a later frame, and an infinite-scroll page fetches in its scroll handler:
+    the step waits for that frame and then for the fetch, in settle's one round trip."""
+    await page.evaluate("""() => {
+      document.body.style.height = "5000px";
+      addEventListener("scroll", () => { if (!window.fetched) { window.fetched = true; save(); } });
+    }""")
+    await execute(page, A.Scroll(0, 300), POLICY, LIMITS)
+    assert POSTED == ["/api/save"] and await page.evaluate("scrollY") == 300
+    assert await page.title() == "saved"

@@ -7,6 +7,8 @@ with "el.children is not iterable" on the whole page.
 
 from __future__ import annotations
 
+import contextlib
+
 from playwright.async_api import async_playwright
 
 from halo.env.browsers import CHROMIUM_ARGS, find_chromium
@@ -107,3 +109,90 @@ async def test_the_axtree_survives_a_page_that_patches_json():
     for name, (title, elements) in read.items():
         assert title == name
         assert {(e.role, e.name, e.value) for e in elements} >= {("textbox", "Name", "Ada"), ("button", "Go", "")}, name
+
+
+@contextlib.asynccontextmanager
+async def _page_showing(content: str):
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 720})
+            await page.set_content(content)
+            yield page
+        finally:
+            await browser.close()
+
+
+ANIMATED = """<!doctype html><title>animated</title>
+<style>
+  @keyframes slide { from { left: 0px; } to { left: 600px; } }
+  @keyframes spin { to { transform: rotate(360deg); } }
+  body { margin: 0; background: white; }
+  #box { position: absolute; top: 0; left: 0; width: 100px; height: 100px; background: rgb(255, 0, 0);
+         animation: slide 60s linear forwards; }
+  #spinner { position: absolute; top: 300px; left: 0; width: 20px; height: 20px; animation: spin 1s linear infinite; }
+</style>
+<div id="box"></div><div id="spinner"></div>"""
+
+
+async def test_the_screenshot_shows_finished_animations_and_leaves_infinite_ones_running():
+    """One DevTools capture at the requested format, of a page whose finite animations were
+    finished first (as Playwright's animations="disabled"); an infinite one runs again after."""
+    import asyncio
+    import io
+
+    from PIL import Image
+
+    from halo.env.observe import ObserveOptions, observe
+
+    async with _page_showing(ANIMATED) as page:
+        jpeg = await observe(page, ObserveOptions(image_format="jpeg", jpeg_quality=90), [])
+        png = await observe(page, ObserveOptions(image_format="png"), [])
+        for _ in range(50):   # observe does not wait for the restore
+            states = await page.evaluate("() => document.getAnimations().map((a) => a.playState)")
+            if "running" in states:
+                break
+            await asyncio.sleep(0.02)
+    assert jpeg.screenshot.startswith(b"\xff\xd8") and png.screenshot.startswith(b"\x89PNG")
+    image = Image.open(io.BytesIO(png.screenshot)).convert("RGB")
+    assert image.size == (1280, 720)
+    assert image.getpixel((650, 50)) == (255, 0, 0) and image.getpixel((50, 50)) == (255, 255, 255)   # at its end
+    assert sorted(states) == ["finished", "running"], states   # the slide finished; the spinner spins again
+
+
+CHANGING = """<!doctype html><title>changing</title>
+<input aria-label="Name"><label><input type="checkbox"> Kitchen</label><button>Go</button>
+<p id="note">first</p><div style="height: 3000px"></div>"""
+
+
+async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one():
+    """The reading that repeats the last one exactly is not sent or parsed again; after any change
+    (a value or checked state set by script, focus, scroll, text) the reading is what a fresh
+    walk of the page gives."""
+    from halo.env.observe import _AXTREE_JS, ElementInfo, read_title_and_elements
+
+    async def fresh(page) -> list[ElementInfo]:
+        raw = await page.evaluate(_AXTREE_JS, 400)
+        return [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+
+    changes = [
+        "document.querySelector('input').value = 'Ada'",          # no event, no mutation
+        "document.querySelector('[type=checkbox]').checked = true",
+        "document.querySelector('button').focus()",
+        "scrollTo(0, 200)",
+        "document.getElementById('note').textContent = 'second'",
+        "document.title = 'renamed'",
+    ]
+    async with _page_showing(CHANGING) as page:
+        first = await read_title_and_elements(page)
+        reading = page._halo_last_reading
+        assert await read_title_and_elements(page) == first and page._halo_last_reading is reading   # reused
+        for change in changes:
+            await page.evaluate(change)
+            title, elements = await read_title_and_elements(page)
+            assert page._halo_last_reading is not reading, change
+            reading = page._halo_last_reading
+            assert elements == await fresh(page) and title == await page.title(), change
+        await page.goto("about:blank")
+        await page.set_content(CHANGING)   # another document (a new window): its reading is sent whole
+        assert await read_title_and_elements(page) == first and page._halo_last_reading is not reading

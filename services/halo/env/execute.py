@@ -194,7 +194,7 @@ async def execute(page: Page, action: A.Action, policy: UrlPolicy, limits: ExecL
         raise ActionFailed(f"{A.kind_of(action)} failed: {str(exc).splitlines()[0]}") from exc
     if timings is not None:
         timings.action_s = clock.lap()
-    await settle(page, ended_before, limits.navigation_timeout_ms)
+    await settle(page, ended_before, limits.navigation_timeout_ms, frame=isinstance(action, A.Scroll))
     if timings is not None:
         timings.settle_s = clock.lap()
 
@@ -248,9 +248,7 @@ async def _execute(page: Page, action: A.Action, policy: UrlPolicy, limits: Exec
             vp = page.viewport_size or {"width": 1280, "height": 720}
             x, y = _pixels(page, at) if at is not None else (vp["width"] / 2, vp["height"] / 2)
             await page.mouse.move(x, y)
-            await page.mouse.wheel(dx, dy)
-            # wheel events are dispatched asynchronously; give the page a frame to scroll
-            await page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+            await page.mouse.wheel(dx, dy)   # applied in a later frame: `settle` waits for one
         case A.Drag(from_=start, to=end):
             x1, y1 = _pixels(page, start)
             x2, y2 = _pixels(page, end)

@@ -114,9 +114,11 @@ async (waitMs) => {
 """
 
 # One round trip after an action: true when it started a navigation (`_LEAVING_JS`); otherwise false
-# once the requests it started have been answered and handled (`_REQUESTS_JS`).
+# once the requests it started have been answered and handled (`_REQUESTS_JS`). With `frame`, after
+# an animation frame first (a wheel's scroll is applied in the frame after its event).
 _SETTLE_JS = f"""
-async ([graceMs, waitMs]) => {{
+async ([graceMs, waitMs, frame]) => {{
+  if (frame) await new Promise((r) => requestAnimationFrame(() => r()));
   if (await ({_LEAVING_JS})(graceMs)) return true;
   await ({_REQUESTS_JS})(waitMs);
   return false;
@@ -192,13 +194,14 @@ async def mark_requests(page: Page, selector: str = "") -> bool | None:
         return None
 
 
-async def settle(page: Page, ended_before: int, navigation_timeout_ms: float) -> None:
+async def settle(page: Page, ended_before: int, navigation_timeout_ms: float, frame: bool = False) -> None:
     """Let a navigation the action started commit and reach 'load'; when it started none, let the
     requests it made the page send (since `mark_requests`) be answered and handled. One round trip
-    to the page when the action started no navigation."""
+    to the page when the action started no navigation; `frame`: let the page draw a frame first
+    (what a wheel needs to have scrolled), in that same round trip."""
     watcher = watcher_for(page)
     try:
-        leaving = await page.evaluate(_SETTLE_JS, [SUBMIT_GRACE_MS, navigation_timeout_ms])
+        leaving = await page.evaluate(_SETTLE_JS, [SUBMIT_GRACE_MS, navigation_timeout_ms, frame])
     except PlaywrightError:
         if page.is_closed():
             return

@@ -18,11 +18,13 @@ a chosen option), expanded (aria-expanded); each is shown only when true.
 from __future__ import annotations
 
 import asyncio
+import base64
+import itertools
 import json
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
+from playwright.async_api import CDPSession, Page
 
 from halo.errors import bounded
 from halo.env.timings import Lap, StepTimings
@@ -203,28 +205,130 @@ class ObserveOptions:
     max_elements: int = 400
 
 
-# The document's title and the AXTree in one round trip, as one JSON string: Playwright's Python
-# client checks and converts an object result value by value (a few milliseconds of the event
-# loop for 400 elements), a string it hands over as is. The JSON.stringify the init script saw
-# before any page script ran (a page may replace the global one); a page whose Object or Array
-# prototype has a toJSON (that would change what stringify writes) gets the plain object back.
-_AXTREE_AND_TITLE_JS = f"""(maxElements) => {{
-  const result = [document.title, ({_AXTREE_JS})(maxElements)];
+# Before the screenshot, in the page (the round trip that reads the AXTree): what Playwright's
+# `page.screenshot(animations="disabled")` does in three round trips of its own and a walk of the
+# whole DOM. Waits for the document's fonts (no fallback glyphs in the image), finishes finite
+# animations and transitions (cancelling infinite ones until `_AFTER_SCREENSHOT_JS` with the same
+# `token`, or the next preparation, whichever comes first), and keeps doing so for any that start
+# before the capture. The AXTree read after it sees the boxes the screenshot shows.
+_PREPARE_SCREENSHOT_JS = r"""
+async (token) => {
+  if (window.__haloScreenshot) window.__haloScreenshot.undo();
+  await document.fonts.ready;
+  const resume = new Set();
+  const settle = () => {
+    for (const a of document.getAnimations()) {
+      if (!a.effect || a.playbackRate === 0 || resume.has(a)) continue;
+      try {
+        if (Number.isFinite(a.effect.getComputedTiming().endTime)) a.finish();
+        else { a.cancel(); resume.add(a); }
+      } catch (e) {}
+    }
+  };
+  settle();
+  document.addEventListener("transitionrun", settle, true);
+  document.addEventListener("animationstart", settle, true);
+  const undo = () => {
+    document.removeEventListener("transitionrun", settle, true);
+    document.removeEventListener("animationstart", settle, true);
+    for (const a of resume) { try { a.play(); } catch (e) {} }
+    delete window.__haloScreenshot;
+  };
+  window.__haloScreenshot = { token, undo };
+}
+"""
+_AFTER_SCREENSHOT_JS = "(token) => { const s = window.__haloScreenshot; if (s && s.token === token) s.undo(); }"
+
+# The document's title and the AXTree in one round trip (after preparing the page for the
+# screenshot when one follows), as one JSON string: Playwright's Python client checks and converts
+# an object result value by value (a few milliseconds of the event loop for 400 elements), a
+# string it hands over as is. The JSON.stringify the init script saw before any page script ran (a
+# page may replace the global one); a page whose Object or Array prototype has a toJSON (that would
+# change what stringify writes) gets the plain object back.
+# The tree is rebuilt every time (no page-change signal covers every input of it: :hover styles,
+# layout, values set by script), but when the result is exactly the string this document returned
+# last time, only that reading's tag comes back ("=" + tag), and the caller reuses what it parsed
+# then: the unchanged tree is neither sent nor parsed again. A tag names the document (a random id)
+# and the reading, so a tag from another document never matches.
+_AXTREE_AND_TITLE_JS = f"""async ([maxElements, withTree, screenshotToken, knownTag]) => {{
+  if (screenshotToken) await ({_PREPARE_SCREENSHOT_JS})(screenshotToken);
+  const result = [document.title, withTree ? ({_AXTREE_JS})(maxElements) : []];
   const stringify = (window.__haloNavigation && window.__haloNavigation.stringify) || JSON.stringify;
   const plain = Object.prototype.toJSON === undefined && Array.prototype.toJSON === undefined;
-  return plain ? stringify(result) : result;
+  if (!plain) return result;
+  const text = stringify(result);
+  const last = window.__haloLastTree;
+  if (last && last.text === text && last.tag === knownTag) return "=" + last.tag;
+  const id = last ? last.id : Math.random().toString(36).slice(2);
+  const tag = id + ":" + (last ? last.n + 1 : 1);
+  window.__haloLastTree = {{ id, n: last ? last.n + 1 : 1, tag, text }};
+  return tag + "\\n" + text;
 }}"""
+
+
+@dataclass(frozen=True)
+class _Reading:
+    tag: str
+    title: str
+    elements: tuple[ElementInfo, ...]
 
 
 async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
     return (await read_title_and_elements(page, max_elements))[1]
 
 
-async def read_title_and_elements(page: Page, max_elements: int = 400) -> tuple[str, list[ElementInfo]]:
-    """The main document's title (as `page.title()` reads it) and its elements, in one round trip."""
-    result = await page.evaluate(_AXTREE_AND_TITLE_JS, max_elements)
-    title, raw = json.loads(result) if isinstance(result, str) else result
-    return title, [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+async def read_title_and_elements(page: Page, max_elements: int = 400, with_tree: bool = True,
+                                  screenshot_token: int = 0) -> tuple[str, list[ElementInfo]]:
+    """The main document's title (as `page.title()` reads it) and its elements (none unless
+    `with_tree`), in one round trip; with a `screenshot_token` (`next_screenshot_token`), first
+    prepare the page for `capture` with that token. An unchanged reading is not parsed again."""
+    known: _Reading | None = getattr(page, "_halo_last_reading", None)
+    result = await page.evaluate(_AXTREE_AND_TITLE_JS, [max_elements, with_tree, screenshot_token, known.tag if known else ""])
+    if isinstance(result, str) and result.startswith("=") and known is not None and result[1:] == known.tag:
+        return known.title, list(known.elements)
+    if isinstance(result, str):
+        tag, _, text = result.partition("\n")
+        title, raw = json.loads(text)
+    else:
+        tag, (title, raw) = "", result
+    elements = tuple(ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw)
+    setattr(page, "_halo_last_reading", _Reading(tag, title, elements) if tag else None)
+    return title, list(elements)
+
+
+async def _devtools(page: Page) -> CDPSession:
+    session = getattr(page, "_halo_devtools", None)
+    if session is None:
+        session = await page.context.new_cdp_session(page)
+        setattr(page, "_halo_devtools", session)
+    return session
+
+
+_restores: set[asyncio.Future] = set()
+next_screenshot_token = itertools.count(1).__next__
+
+
+def _restore_after_screenshot(page: Page, token: int) -> None:
+    """Undo the preparation `token` without waiting for it (a round trip off the step): the next
+    preparation undoes it first when it reaches the page before this does, and this then leaves
+    the newer one alone; a page that closed meanwhile has nothing to undo."""
+    restore = asyncio.ensure_future(page.evaluate(_AFTER_SCREENSHOT_JS, token))
+    _restores.add(restore)
+    restore.add_done_callback(lambda done: (_restores.discard(done), done.cancelled() or done.exception()))
+
+
+async def capture(page: Page, options: ObserveOptions, token: int) -> bytes:
+    """The viewport as Chromium encodes it at the requested format, in one DevTools round trip
+    (Playwright's `page.screenshot` adds four: preparing every frame, fonts, layout metrics,
+    restoring); the page must have been prepared with `token` (`read_title_and_elements`)."""
+    params: dict[str, object] = {"format": options.image_format}
+    if options.image_format == "jpeg":
+        params["quality"] = options.jpeg_quality
+    try:
+        result = await (await _devtools(page)).send("Page.captureScreenshot", params)
+    finally:
+        _restore_after_screenshot(page, token)
+    return base64.b64decode(result["data"])
 
 
 def is_navigation_race(exc: Exception) -> bool:
@@ -257,17 +361,10 @@ async def _observe_once(page: Page, options: ObserveOptions, tabs: list[TabInfo]
                         timings: StepTimings | None) -> PageObservation:
     clock = Lap()
     viewport = page.viewport_size or {"width": 1280, "height": 720}
-    if options.axtree:
-        title, elements = await read_title_and_elements(page, options.max_elements)
-    else:
-        title, elements = await page.title(), []
+    token = next_screenshot_token() if options.screenshot else 0
+    title, elements = await read_title_and_elements(page, options.max_elements, options.axtree, token)
     axtree_s = clock.lap()
-    screenshot = b""
-    if options.screenshot:   # Chromium encodes it once, at the requested format
-        if options.image_format == "jpeg":
-            screenshot = await page.screenshot(type="jpeg", quality=options.jpeg_quality, animations="disabled", caret="initial")
-        else:
-            screenshot = await page.screenshot(type="png", animations="disabled", caret="initial")
+    screenshot = await capture(page, options, token) if options.screenshot else b""   # encoded once, by Chromium
     screenshot_s = clock.lap()
     duration_s = clock.total()
     if timings is not None:
