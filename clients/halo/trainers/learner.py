@@ -1,11 +1,11 @@
 """The one step loop of the trainers: a `Learner` says what a step does, `run_steps` runs the steps.
 
-    untrained evaluation   greedy held-out success before the first step (eval_every > 0, fresh run)
+    untrained evaluation   greedy success (evaluation seeds) before the first step (eval_every > 0, fresh run)
     for each step after the last checkpoint (a stop is honoured between steps):
         collect            the step's data through the services: tree searches (MCTS), or the step's
                            rollouts from GRPO's pipeline (`batches`: up to K steps rolled out ahead)
         learn              the update, and the new weights published where the next step samples
-        evaluate           greedy held-out success every `eval_every` steps and at the last one
+        evaluate           greedy success (evaluation seeds) every `eval_every` steps and at the last one
         complete           the step's metrics (+ step_s) and the learner's checkpoint: ctx.complete_step
     close                  whatever happened (the run's adapter leaves the gateway)
 
@@ -79,9 +79,9 @@ class Learner(ABC, Generic[Batch]):
         """What writes the step's checkpoint into a folder (ctx.complete_step calls it)."""
 
     async def evaluate(self, version: int) -> GreedyEval:
-        """Greedy success rates (agisdk's and strict) on held-out seeds of the weights after
+        """Greedy success rates (agisdk's and strict) on the evaluation seeds (spec.eval_seeds()) of the weights after
         `version` updates (asked for only when the run evaluates)."""
-        raise NotImplementedError(f"{type(self).__name__} has no held-out evaluation")
+        raise NotImplementedError(f"{type(self).__name__} has no greedy evaluation")
 
     async def close(self) -> None:
         """Called once the loop ends, however it ends."""
@@ -92,11 +92,12 @@ async def run_steps(ctx: RunContext, learner: Learner, eval_every: int = 0) -> N
     spec = ctx.spec
     baseline: dict[str, float] = {}
     try:
-        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same held-out seeds
+        if eval_every and ctx.start_step == 0:  # the untrained policy, on the same evaluation seeds
             untrained = await learner.evaluate(0)
             baseline = untrained.metrics("_untrained")
             ctx.log(f"untrained policy: greedy success {untrained.success_rate:.0%} "
-                    f"(strict {untrained.success_rate_strict:.0%}) on held-out seeds")
+                    f"(strict {untrained.success_rate_strict:.0%}) on the {len(spec.task_ids)} training task(s) "
+                    f"x evaluation seeds {spec.eval_seeds()}")
         async for step, batch, started in learner.batches(ctx):
             metrics = await learner.learn(step, batch)
             if eval_every and (step % eval_every == 0 or step == spec.total_steps):

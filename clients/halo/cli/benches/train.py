@@ -6,7 +6,7 @@ the same number of steps, so every K sees the same number of episodes. The sites
 reward and gateway services run in this process (real Chromium). Per K it prints steps/hour,
 the learner's idle share (waiting for rollouts), the rollouts' idle share (no step rolling out:
 browsers and sampler idle) and the success curve (sampled success per step, and the greedy
-held-out success at the end), so a reader sees the speed-up and whether learning suffered.
+greedy success on the evaluation seeds at the end), so a reader sees the speed-up and whether learning suffered.
 A benchmark, not a test: nothing here asserts a speed.
 """
 
@@ -31,7 +31,7 @@ class TrainRow:
     mean_staleness: float
     stale_dropped: int
     success: list[float]            # sampled success rate per step
-    eval_success: float             # greedy, held-out seeds, after the last step (agisdk's verdict)
+    eval_success: float             # greedy, evaluation seeds, after the last step (agisdk's verdict)
     eval_success_strict: float = 0.0   # the same under strict success (docs/reference/graders.md)
 
 
@@ -52,7 +52,7 @@ def _row(k: int, rows: list[dict], wall_s: float) -> TrainRow:
 def table(rows: list[TrainRow]) -> str:
     base = rows[0].steps_per_hour if rows and rows[0].max_staleness == 0 else 0.0
     lines = ["| K | steps | steps/hour | vs K=0 | learner idle | rollout idle | mean staleness | stale dropped | "
-             "sampled success per step | greedy held-out at the end (agisdk / strict) |", "|" + "---|" * 10]
+             "sampled success per step | greedy at the end, evaluation seeds (agisdk / strict) |", "|" + "---|" * 10]
     for r in rows:
         speedup = f"{r.steps_per_hour / base:.2f}x" if base else "-"
         curve = " ".join(f"{s:.0%}" for s in r.success)
