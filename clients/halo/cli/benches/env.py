@@ -99,7 +99,7 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
             if mode == "service+getstate":
                 await env.get_state(c.session_id)
             latencies.append(time.perf_counter() - t)
-            assert r.action_ok, r.action_error
+            assert r.action_ok, r.action_error or f"environment failure: {r.env_failure_reason}"
             progress.advance(task_id)
 
     start = time.perf_counter()
