@@ -110,17 +110,15 @@ async def run_attempts_once_more(env: EnvClient, task: TaskSpec, steps: Sequence
     action ran past the env's action timeout or the session ended in an environment failure: both
     say the machine was busy, not that the replica is wrong. A page that really cannot be clicked
     times out again and is reported; a second environment failure is raised."""
-    for last in (False, True):
-        async with sessions:
-            try:
-                done = await run_attempts(env, task, steps, kind, noop_too=noop_too)
-            except AttemptEnvFailure:
-                if last:
-                    raise
-                continue
-        if last or not any(TIMED_OUT in error for a in done for error in a.errors):
-            return done
-    raise AssertionError("unreachable")
+    async with sessions:
+        try:
+            first = await run_attempts(env, task, steps, kind, noop_too=noop_too)
+        except AttemptEnvFailure:
+            first = None
+    if first is not None and not any(TIMED_OUT in error for a in first for error in a.errors):
+        return first
+    async with sessions:
+        return await run_attempts(env, task, steps, kind, noop_too=noop_too)
 
 
 async def verify_task(env: EnvClient, task: TaskSpec, sessions: asyncio.Semaphore | None = None,

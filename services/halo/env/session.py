@@ -506,13 +506,10 @@ class SessionManager:
                     await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
-            except ActionStalled as exc:
-                self._check_alive(session)
-                return await self._fail(session, session.env_failure or str(exc))
-            except (PlaywrightError, TimeoutError) as exc:
+            except (ActionStalled, PlaywrightError, TimeoutError) as exc:
                 return await self._fail(session, self._page_fault(session, exc, kind, "action", "browser error"))
             self._check_alive(session)
-            fault = session.env_failure or self._infrastructure_fault(session, action, error)
+            fault = session.env_failure or self._infrastructure_fault(session)
             if fault:
                 return await self._fail(session, fault)
             if session.faults.refused and not error:
@@ -572,16 +569,19 @@ class SessionManager:
 
     def _page_fault(self, session: Session, exc: Exception, kind: str, phase: str, what: str) -> str:
         """Why a step's `phase` failed the environment: its browser died, its page outlasted the
-        step budget (TimeoutError: the renderer is wedged), or Playwright's own error (`what`: ...)."""
+        step budget (TimeoutError: the renderer is wedged), its action stalled (ActionStalled says how),
+        or Playwright's own error (`what`: ...)."""
         self._check_alive(session)
         if session.env_failure:
             return session.env_failure
+        if isinstance(exc, ActionStalled):
+            return str(exc)
         if isinstance(exc, TimeoutError):
             return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
                     f"{self.limits.step_budget_s:g}s (its renderer is wedged)")
         return f"{what}: {str(exc).splitlines()[0]}"
 
-    def _infrastructure_fault(self, session: Session, action: A.Action, error: str) -> str:
+    def _infrastructure_fault(self, session: Session) -> str:
         """Why the environment, not the agent, failed this action ("" when it did not)."""
         if session.faults.fault:
             return session.faults.fault
