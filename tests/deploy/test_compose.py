@@ -160,11 +160,25 @@ def test_dockerfile_has_the_stages_compose_builds_and_copies_what_exists():
     compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
     targets = {svc["build"]["target"] for svc in compose["services"].values() if "build" in svc}
     assert targets == {"base", "env"} and targets <= set(stages)
-    for copy in (c for c in commands if c.cmd == "COPY"):
+    for copy in (c for c in commands if c.cmd == "COPY" and not any(f.startswith("--from") for f in c.flags)):
         for source in copy.value[:-1]:
             assert (REPO / source).exists(), f"COPY {source}: not in the repository"
-    env_stage = [c.original for c in commands[[c.cmd for c in commands].index("FROM", 1):]]
-    assert any("apt-get install" in line and " chromium " in line for line in env_stage), "the env stage installs Chromium"
+
+    def lineage(stage: str) -> list[str]:
+        """The instructions of `stage` and of every stage it is built FROM, up to the base image."""
+        starts = [i for i, c in enumerate(commands) if c.cmd == "FROM"]
+        for start, end in zip(starts, [*starts[1:], len(commands)]):
+            if commands[start].value[2:] == (stage,):
+                parent = commands[start].value[0]
+                return [c.original for c in commands[start:end]] + (lineage(parent) if parent in stages else [])
+        raise AssertionError(f"no stage {stage}")
+
+    def installs_chromium(stage: str) -> bool:
+        return any("apt-get install" in line and " chromium " in line for line in lineage(stage))
+
+    assert installs_chromium("env") and not installs_chromium("base"), "only the env image has Chromium"
+    for stage in ("base", "env"):   # the code comes last, after every layer that installs packages
+        assert lineage(stage)[1].startswith("COPY . ."), (stage, lineage(stage)[:3])
     ignored = (REPO / "deploy" / "Dockerfile.dockerignore").read_text().split()
     assert {".git", ".venv", "**/node_modules"} <= set(ignored)
 
@@ -173,11 +187,12 @@ def test_dockerfile_installs_exactly_the_pinned_dependencies():
     """Run the Dockerfile's own requirements one-liner here and compare with pyproject.toml."""
     commands = dockerfile.parse_file(str(REPO / "deploy" / "Dockerfile"))
     run = next(c for c in commands if c.cmd == "RUN" and "tomllib" in c.value[0])
-    one_liner = re.search(r'python -c "(.*?)" ', run.value[0]).group(1).replace('\\"', '"')
+    one_liner = re.search(r'python3 -c "(.*?)" ', run.value[0]).group(1).replace('\\"', '"')
     done = subprocess.run([sys.executable, "-c", one_liner], cwd=REPO, capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    pinned = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert done.stdout.split() == pinned and all("==" in d for d in pinned)
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())
+    pinned = project["project"]["dependencies"]
+    assert done.stdout.split() == pinned + project["build-system"]["requires"] and all("==" in d for d in pinned)
 
 
 def test_grafana_provisioning_points_at_the_mounted_dashboards_and_the_datasource():
