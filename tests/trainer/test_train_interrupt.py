@@ -31,7 +31,14 @@ def _interrupt_after(args: list[str], runs: Path, steps: int) -> str:
             assert time.monotonic() < deadline, f"step {steps} not completed in 300 s"
             time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        out, _ = proc.communicate(timeout=120)
+        try:
+            out, _ = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:   # say where it waits: halo prints its stacks on SIGUSR1
+            proc.send_signal(signal.SIGUSR1)
+            time.sleep(3)
+            proc.kill()
+            out, _ = proc.communicate(timeout=30)
+            raise AssertionError(f"halo train did not end within 120 s of Ctrl-C; its output and stacks:\n{out[-12000:]}")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -8,6 +8,9 @@ arguments (PASSTHROUGH below); the others are parsed here.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import faulthandler
+import signal
 import sys
 
 from halo.cli import bench, demo, protos, reference, sites, tasks, train
@@ -37,8 +40,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def dump_stacks(_signum: int = 0, _frame: object = None) -> None:
+    """Print every thread's stack and, when an event loop runs in this thread, every asyncio task's
+    stack to stderr: `kill -USR1 <pid>` shows where a halo process that does not answer is waiting."""
+    faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+    try:
+        tasks = asyncio.all_tasks(asyncio.get_running_loop())
+    except RuntimeError:   # no loop runs in this thread
+        return
+    print(f"{len(tasks)} asyncio task(s):", file=sys.stderr)
+    for task in tasks:   # by hand: Task.print_stack fails on frames without a line number (uvloop's)
+        print(f"Stack for {task!r}:", file=sys.stderr)
+        for frame in task.get_stack(limit=12):
+            print(f"  File {frame.f_code.co_filename!r}, line {frame.f_lineno}, in {frame.f_code.co_name}", file=sys.stderr)
+    sys.stderr.flush()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, dump_stacks)
     if argv[:1] == ["serve"]:
         from halo.cli.serve import main as serve_main
 

@@ -30,7 +30,9 @@ Conventions, the same in every subcommand:
 - names have one spelling: suites with hyphens (`real-easy`), backends and modes with
   underscores (`local_lora`, `qwen3vl_grpo`);
 - an old spelling of a flag or a name still works, prints which one replaces it on stderr, and is
-  listed under "old spellings" below (for a service's setting, its old environment variable too).
+  listed under "old spellings" below (for a service's setting, its old environment variable too);
+- `kill -USR1 <pid>` makes any `halo` process print the stacks of its threads and asyncio tasks to
+  stderr and go on: where a command or service that does not answer is waiting.
 """
 
 
