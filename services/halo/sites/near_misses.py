@@ -14,6 +14,8 @@ The audit runs both sets: every labelled near miss of a task must score 0 under 
 from __future__ import annotations
 
 from halo.agent import actions as A
+from halo.sites.dashdish.oracles import EXPRESS, PICKUP, WINGSTOP, checkout, store
+from halo.sites.dashdish.oracles import add as dish
 from halo.sites.gocalendar.oracles import WEEKDAYS, delete_chip, new_event, new_task
 from halo.sites.gomail.oracles import ORACLES as GOMAIL
 from halo.sites.gomail.oracles import ARCHIVE, DELETE, OLD_SUBJECTS, SELECT_PAGE, TODAY_SUBJECTS, compose, open_row, reply_to, \
@@ -267,6 +269,33 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
     "zilloft-22": {"wrong item: a Bay Area house, not one in Southern California":
                    [*BAY_AREA_3BD, open_home("2715 Humboldt Ave"), *tour("July 20", "11:00 AM")]},
     "zilloft-23": {"wrong count: 2+ bedrooms, not 3+": [*homes_search("California"), *price(high=900_000), *beds_baths("2+"), *houses_only()]},
+    # DashDish: a dish that is not what the goal names, or so many that the total passes the budget
+    "dashdish-1": {"wrong item: fried rice, not noodles": [store("Golden Noodle Bar"), *dish("Vegetable Fried Rice"), *checkout()],
+                   "wrong count: two Dan Dan Noodles, over $26": [store("Golden Noodle Bar"), *dish("Dan Dan Noodles", quantity=2), *checkout()]},
+    "dashdish-3": {"wrong item: garlic knots, no pizza": [store("Tony's Pizzeria"), *dish("Garlic Knots"), *checkout()],
+                   "wrong count: two medium pizzas, over $30":
+                       [store("Tony's Pizzeria"), *dish("Margherita Pizza", 'Medium 12"', quantity=2), *checkout()]},
+    "dashdish-4": {"wrong item: chicken nuggets, not a sandwich": [store("Cluck Shack"), *dish("Chicken Nuggets"), *checkout()],
+                   "wrong count: three sandwiches, over $25": [store("Cluck Shack"), *dish("Crispy Chicken Sandwich", quantity=3), *checkout()]},
+    "dashdish-7": {"wrong item: Garlic Parmesan, not Lemon Pepper": [WINGSTOP, *dish("Garlic Parmesan Wings", "10 pc"), *checkout()],
+                   "half of the request: Wingstop's seasoned fries, no wings": [WINGSTOP, *dish("Seasoned Fries"), *checkout()]},
+    "dashdish-8": {"wrong item: Taco Town's burritos, not Taco Boys'":
+                       [store("Taco Town"), *dish("Grilled Chicken Burrito", quantity=2), *checkout()],
+                   "wrong count: a single drink, far from $20": [store("Taco Boys"), *dish("Horchata"), *checkout()]},
+    "dashdish-10": {"wrong item: Wing Palace's onion rings, not fries": [store("Wing Palace"), *dish("Onion Rings"), *checkout()],
+                    "wrong count: three fries, over $15": [store("Burger Barn"), *dish("French Fries", quantity=3), *checkout()]},
+    "dashdish-11": {"wrong item: a Cobb salad, not a sub": [store("Primo Deli"), *dish("Cobb Salad"), *checkout()],
+                    "wrong count: two subs, over $30": [store("Primo Deli"), *dish("Italian Sub"), *dish("Meatball Hero"), *checkout()]},
+    "dashdish-12": {"wrong item: dumplings, no rice": [store("Golden Noodle Bar"), *dish("Pork Dumplings"), *checkout()],
+                    "wrong count: three fried rices, over $30": [store("Golden Noodle Bar"), *dish("Vegetable Fried Rice", quantity=3), *checkout()]},
+    "dashdish-17": {"half of the request: one type of wings, express": [WINGSTOP, *dish("Lemon Pepper Wings", "10 pc"), *checkout(EXPRESS)],
+                    "wrong item: Wing Palace's wings, not Wingstop's":
+                        [store("Wing Palace"), *dish("Lemon Pepper Wings", "10 pc"), *dish("Onion Rings"), *checkout(EXPRESS)]},
+    "dashdish-24": {"wrong item: the Half Rotisserie Chicken, not the sandwich": [store("Rotisserie House"), *dish("Half Rotisserie Chicken"), *checkout()],
+                    "wrong count: three sandwiches, over $30": [store("Rotisserie House"), *dish("Rotisserie Chicken Sandwich", quantity=3), *checkout()]},
+    "dashdish-26": {"wrong item: a Wing Palace pickup, not Wingstop":
+                        [store("Wing Palace"), *dish("Lemon Pepper Wings", "10 pc"), *checkout(PICKUP)],
+                    "wrong count: three orders of wings, over $35": [WINGSTOP, *dish("Lemon Pepper Wings", "10 pc", quantity=3), *checkout(PICKUP)]},
 }
 
 
