@@ -14,6 +14,8 @@ The audit runs both sets: every labelled near miss of a task must score 0 under 
 from __future__ import annotations
 
 from halo.agent import actions as A
+from halo.sites.dashdish.oracles import EXPRESS, PICKUP, WINGSTOP, checkout, store
+from halo.sites.dashdish.oracles import add as dish
 from halo.sites.gocalendar.oracles import WEEKDAYS, delete_chip, new_event, new_task
 from halo.sites.gomail.oracles import ORACLES as GOMAIL
 from halo.sites.gomail.oracles import ARCHIVE, DELETE, OLD_SUBJECTS, SELECT_PAGE, TODAY_SUBJECTS, compose, open_row, reply_to, \
@@ -25,7 +27,12 @@ from halo.sites.omnizon.attempts import search as shop_search
 from halo.sites.oracle import OracleStep, Target
 from halo.sites.opendining.oracles import AMERICAN, ITALIAN, book, find
 from halo.sites.oracle import WrongAttempts
-from halo.sites.staynb.oracles import AUSTRIA, PROVENCE, SAN_FRANCISCO, VANCOUVER_TRIP, dates, filters, trip, who
+from halo.sites.staynb.oracles import AUSTRIA, CAPE_TOWN, DELHI, MIAMI, NEARBY_AMENITIES, PARIS, PROVENCE, ROME, SAN_FRANCISCO, \
+    VANCOUVER_TRIP, dates, filters, trip, who, wishlist
+from halo.sites.staynb.oracles import SEARCH as STAY_SEARCH
+from halo.sites.udriver import oracles as ud
+from halo.sites.udriver.oracles import AAHA, AI_CENTER, AMBER, BEALE, CASA_LOMA, CASTRO, CHASE, CHESTNUT, CLUB_26, CLUB_X, FOX, FREMONT, \
+    GOLDEN_GATE, HOTEL, IRVING, POST_APTS, ROOFTOP, SEVEN_ELEVEN, TURK, VAN_NESS, car, pay, request, route
 from halo.sites.opendining.oracles import ORACLES as OPENDINING
 from halo.sites.topwork import oracles as topwork
 from halo.sites.topwork.oracles import remove
@@ -39,6 +46,11 @@ def twice(steps: list[OracleStep], *back: OracleStep) -> list[OracleStep]:
     """The same request done twice (two emails, two events), `back` leading from the first one's
     confirmation to where the steps start: the goal asks for one."""
     return [*steps, *back, *steps]
+
+
+def scheduled(day: str, time: str, car_type: str = "UdriverX") -> list[OracleStep]:
+    """A UDriver ride scheduled for `day` at `time` and booked (the goal asks for one now)."""
+    return [*ud.schedule(day, time), A.ClickElement(Target("button", f"Schedule {car_type}"))]
 
 
 def quantity(n: int) -> OracleStep:
@@ -267,6 +279,61 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
     "zilloft-22": {"wrong item: a Bay Area house, not one in Southern California":
                    [*BAY_AREA_3BD, open_home("2715 Humboldt Ave"), *tour("July 20", "11:00 AM")]},
     "zilloft-23": {"wrong count: 2+ bedrooms, not 3+": [*homes_search("California"), *price(high=900_000), *beds_baths("2+"), *houses_only()]},
+    # DashDish: a dish that is not what the goal names, or so many that the total passes the budget
+    "dashdish-1": {"wrong item: fried rice, not noodles": [store("Golden Noodle Bar"), *dish("Vegetable Fried Rice"), *checkout()],
+                   "wrong count: two Dan Dan Noodles, over $26": [store("Golden Noodle Bar"), *dish("Dan Dan Noodles", quantity=2), *checkout()]},
+    "dashdish-3": {"wrong item: garlic knots, no pizza": [store("Tony's Pizzeria"), *dish("Garlic Knots"), *checkout()],
+                   "wrong count: two medium pizzas, over $30":
+                       [store("Tony's Pizzeria"), *dish("Margherita Pizza", 'Medium 12"', quantity=2), *checkout()]},
+    "dashdish-4": {"wrong item: chicken nuggets, not a sandwich": [store("Cluck Shack"), *dish("Chicken Nuggets"), *checkout()],
+                   "wrong count: three sandwiches, over $25": [store("Cluck Shack"), *dish("Crispy Chicken Sandwich", quantity=3), *checkout()]},
+    "dashdish-7": {"wrong item: Garlic Parmesan, not Lemon Pepper": [WINGSTOP, *dish("Garlic Parmesan Wings", "10 pc"), *checkout()],
+                   "half of the request: Wingstop's seasoned fries, no wings": [WINGSTOP, *dish("Seasoned Fries"), *checkout()]},
+    "dashdish-8": {"wrong item: Taco Town's burritos, not Taco Boys'":
+                       [store("Taco Town"), *dish("Grilled Chicken Burrito", quantity=2), *checkout()],
+                   "wrong count: a single drink, far from $20": [store("Taco Boys"), *dish("Horchata"), *checkout()]},
+    "dashdish-10": {"wrong item: Wing Palace's onion rings, not fries": [store("Wing Palace"), *dish("Onion Rings"), *checkout()],
+                    "wrong count: three fries, over $15": [store("Burger Barn"), *dish("French Fries", quantity=3), *checkout()]},
+    "dashdish-11": {"wrong item: a Cobb salad, not a sub": [store("Primo Deli"), *dish("Cobb Salad"), *checkout()],
+                    "wrong count: two subs, over $30": [store("Primo Deli"), *dish("Italian Sub"), *dish("Meatball Hero"), *checkout()]},
+    "dashdish-12": {"wrong item: dumplings, no rice": [store("Golden Noodle Bar"), *dish("Pork Dumplings"), *checkout()],
+                    "wrong count: three fried rices, over $30": [store("Golden Noodle Bar"), *dish("Vegetable Fried Rice", quantity=3), *checkout()]},
+    "dashdish-17": {"half of the request: one type of wings, express": [WINGSTOP, *dish("Lemon Pepper Wings", "10 pc"), *checkout(EXPRESS)],
+                    "wrong item: Wing Palace's wings, not Wingstop's":
+                        [store("Wing Palace"), *dish("Lemon Pepper Wings", "10 pc"), *dish("Onion Rings"), *checkout(EXPRESS)]},
+    "dashdish-24": {"wrong item: the Half Rotisserie Chicken, not the sandwich": [store("Rotisserie House"), *dish("Half Rotisserie Chicken"), *checkout()],
+                    "wrong count: three sandwiches, over $30": [store("Rotisserie House"), *dish("Rotisserie Chicken Sandwich", quantity=3), *checkout()]},
+    "dashdish-26": {"wrong item: a Wing Palace pickup, not Wingstop":
+                        [store("Wing Palace"), *dish("Lemon Pepper Wings", "10 pc"), *checkout(PICKUP)],
+                    "wrong count: three orders of wings, over $35": [WINGSTOP, *dish("Lemon Pepper Wings", "10 pc", quantity=3), *checkout(PICKUP)]},
+    # UDriver: the wrong place, car or payment; a ride scheduled for later; a ride shown, not booked
+    "udriver-2": {"wrong count: $10 of credits, not $100": ud.top_up("10")},
+    "udriver-3": {"wrong item: to 1 Hotel, not 1030 Post Street": [*route(CASTRO, HOTEL), request()]},
+    "udriver-4": {"wrong item: from 1001 Castro, not 1000 Chestnut": [*route(CASTRO, ROOFTOP), request()]},
+    "udriver-6": {"wrong item: paid in cash, not with credits": [*route(AAHA, CASA_LOMA), pay("cash"), request()]},
+    "udriver-7": {"wrong date: scheduled for tomorrow, not now": [*route(IRVING, SEVEN_ELEVEN), *scheduled("7/19/2024", "11:00 AM")]},
+    "udriver-9": {"wrong item: to 100 Van Ness, not 1030 Post": [*route(HOTEL, VAN_NESS), car("UdriverXL"), pay("cash"), request("UdriverXL")]},
+    "udriver-11": {"half of the request: the rides shown, none booked": route(CLUB_X, FOX)},
+    "udriver-13": {"wrong date: scheduled for 3:30 PM, not asap": [*route(GOLDEN_GATE, CHASE), *scheduled("7/18/2024", "3:30 PM")]},
+    "udriver-15": {"half of the request: the XL chosen, not booked": [*route(BEALE, AMBER), car("UdriverXL")]},
+    "udriver-16": {"wrong item: to 333 Fremont, not 100 Van Ness": [*route(HOTEL, FREMONT), request()]},
+    "udriver-17": {"wrong item: the price to 100 Van Ness, not 201 Turk": [*route(FREMONT, VAN_NESS), *ud.schedule("7/18/2024", "3:30 PM")]},
+    "udriver-19": {"wrong item: the rides to 201 Turk, not 333 Fremont": route(AI_CENTER, TURK)},
+    "udriver-20": {"half of the request: the cheapest ride chosen, not booked": [*route(CLUB_26, VAN_NESS), car("UdriverShare")]},
+    # StayNB: a day off, a guest or bedroom too few, another place
+    "staynb-5": {"wrong date: October 16-19, not 15-19":
+                     [*trip(PARIS, dates("2024-10-16", "2024-10-19", pages=2), who(3)), *filters("Wifi", "Free parking", "Air conditioning")]},
+    "staynb-6": {"wrong count: 3 guests, not 4":
+                     [*trip(CAPE_TOWN, dates("2024-10-01", "2024-10-06", pages=2), who(3)), *filters("Wifi", bedrooms="2", beds="2"),
+                      *wishlist("Sea Point family apartment", "Cape Town")]},
+    "staynb-9": {"wrong item: San Francisco, not around me": [*trip(SAN_FRANCISCO, dates("2024-07-18"), []), *filters(*NEARBY_AMENITIES)]},
+    "staynb-12": {"wrong date: September 8-10, not 7-9": trip(DELHI, dates("2024-09-08", "2024-09-10", pages=1), who(2))},
+    "staynb-13": {"wrong date: the night of July 19": trip(MIAMI, dates("2024-07-19"), []),
+                  "wrong item: San Francisco, not Miami": trip(SAN_FRANCISCO, dates("2024-07-18"), [])},
+    "staynb-14": {"wrong date: the second weekend of January": [*trip(ROME, dates("2025-01-10", "2025-01-12", pages=5), who(4)),
+                                                                *filters("Wifi", bedrooms="2")],
+                  "wrong count: 1 bedroom, not 2+": [*trip(ROME, dates("2025-01-03", "2025-01-05", pages=5), who(4)), *filters("Wifi", bedrooms="1")]},
+    "staynb-15": {"wrong item: Provence, not San Jose, Costa Rica": [*PROVENCE, STAY_SEARCH]},
 }
 
 
