@@ -12,7 +12,7 @@ from halo.tasks.registry import default_registry
 from halo.sites.app import create_app
 from halo.sites.diff import detailed_diff
 from halo.sites.registry import REPLICA_TYPES, attempts_for
-from halo.cli.verify import Attempt, VerifyRow, run_attempt, verify_task
+from halo.cli.verify import Attempt, VerifyRow, run_attempts_once_more, verify_task
 
 SITES_WITH_ORACLES = [cls.site_id for cls in REPLICA_TYPES if cls.oracles]
 
@@ -64,9 +64,12 @@ async def test_eight_concurrent_sessions_on_one_site_stay_isolated(env, site):
     task_id = sorted(t for t in REPLICA_TYPES_BY_SITE[site].oracles)[0]
     task = default_registry().get(task_id)
     oracle, _ = attempts_for(site, task_id)
-    attempts = await asyncio.gather(*(
-        run_attempt(env, task, oracle if i % 4 == 0 else [], "oracle" if i % 4 == 0 else "noop") for i in range(8)
+    sessions = asyncio.Semaphore(8)   # all eight at once; an environment failure is run once more, as verify does
+    runs = await asyncio.gather(*(
+        run_attempts_once_more(env, task, oracle if i % 4 == 0 else [], "oracle" if i % 4 == 0 else "noop", sessions)
+        for i in range(8)
     ))
+    attempts = [run[-1] for run in runs]
     assert [a.score for a in attempts] == [1.0, 0.0, 0.0, 0.0] * 2, [(a.kind, a.score, a.errors) for a in attempts]
 
 

@@ -22,8 +22,12 @@ def _metrics(runs: Path) -> list[dict]:
 
 def _interrupt_after(args: list[str], runs: Path, steps: int) -> str:
     """Run `halo train ARGS`, send SIGINT (what Ctrl-C sends) once `steps` steps are in metrics.jsonl."""
+    # SIGINT as a terminal delivers it: a shell that starts a job in the background without job
+    # control (`make test &`, nohup) makes it ignore SIGINT, its children inherit that, and Python
+    # then keeps ignoring it, rightly; the child is given the default disposition back.
     proc = subprocess.Popen([HALO, "train", *args, "--runs-dir", str(runs)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"})
+                            stderr=subprocess.STDOUT, text=True, env={**os.environ, "COLUMNS": "200"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 300
         while len(_metrics(runs)) < steps:
