@@ -184,6 +184,9 @@ async def test_reward_metrics_are_exported(stack, env, reward):
             "total": _metric(stack, "halo_reward_component_contribution", component="valid_action", site="playground"),
             "milestone": _metric(stack, "halo_reward_component_paid_total", component="milestone:page2_reached", site="playground"),
             "success": _metric(stack, "halo_reward_component_contribution", component="success", site="playground"),
+            "evaluations": _metric(stack, "halo_reward_evaluations_total", outcome="success", site="playground"),
+            "eval_seconds": _metric(stack, "halo_reward_eval_seconds_count", site="playground"),
+            "returns": _metric(stack, "halo_reward_episode_return_count", site="playground"),
         }
 
     before = read()
@@ -193,6 +196,7 @@ async def test_reward_metrics_are_exported(stack, env, reward):
     assert gained["paid"] >= 2 and gained["total"] == pytest.approx(0.1 * gained["paid"])
     assert gained["milestone"] >= 1
     assert gained["success"] >= 1.0
+    assert gained["evaluations"] >= 1 and gained["eval_seconds"] >= 1 and gained["returns"] >= 1
 
 
 def _metric(stack, name: str, **labels: str) -> float:

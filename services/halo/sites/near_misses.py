@@ -50,7 +50,7 @@ def twice(steps: list[OracleStep], *back: OracleStep) -> list[OracleStep]:
 
 def scheduled(day: str, time: str, car_type: str = "UdriverX") -> list[OracleStep]:
     """A UDriver ride scheduled for `day` at `time` and booked (the goal asks for one now)."""
-    return [*ud.schedule(day, time), A.ClickElement(Target("button", f"Schedule {car_type}"))]
+    return [*ud.schedule(day, time), ud.book_scheduled(car_type)]
 
 
 def quantity(n: int) -> OracleStep:

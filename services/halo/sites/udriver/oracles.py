@@ -42,6 +42,11 @@ def request(car_type: str = "UdriverX") -> OracleStep:
     return A.ClickElement(Target("button", f"Request {car_type}"))
 
 
+def book_scheduled(car_type: str = "UdriverX") -> OracleStep:
+    """Book the ride set for later by `schedule` (the button that replaces "Request <car>")."""
+    return A.ClickElement(Target("button", f"Schedule {car_type}"))
+
+
 def schedule(day: str, time: str) -> list[OracleStep]:
     return [SCHEDULE, A.SelectOption(Target("combobox", "Pickup date"), (day,)),
             A.SelectOption(Target("combobox", "Pickup time"), (time,)), SET_TIME]
@@ -114,7 +119,7 @@ WRONG_ATTEMPTS: dict[str, WrongAttempts] = {
     "udriver-9": {"UdriverX": [*route(HOTEL, POST_APTS), pay("cash"), request()],
                   "card instead of cash": [*route(HOTEL, POST_APTS), car("UdriverXL"), pay("1"), request("UdriverXL")],
                   "scheduled for later": [*route(HOTEL, POST_APTS), car("UdriverXL"), pay("cash"), *schedule("7/18/2024", "11:00 AM"),
-                                          A.ClickElement(Target("button", "Schedule UdriverXL"))]},
+                                          book_scheduled("UdriverXL")]},
     "udriver-11": {"paid by card": [*route(CLUB_X, FOX), pay("1"), request()],
                    "XL by card": [*route(CLUB_X, FOX), car("UdriverXL"), pay("1"), request("UdriverXL")]},
     "udriver-13": {"UdriverXL": [*route(GOLDEN_GATE, CHASE), car("UdriverXL"), request("UdriverXL")],
