@@ -14,7 +14,7 @@ import pytest
 
 from halo.cli.audit import audit_task, near_misses
 from halo.reward.strict import Rule, load_checks, parse_checks
-from halo.sites.near_misses import KINDS, NEAR_MISSES
+from halo.sites.near_misses import KINDS, NEAR_MISSES, WRONG_ATTEMPT_KINDS, kind_of, kinds_of
 from halo.sites.registry import attempts_for
 from halo.tasks.registry import default_registry
 
@@ -52,6 +52,24 @@ def test_every_near_miss_has_a_kind_and_strict_rules_name_replica_tasks():
         assert all(label.split(":")[0] in KINDS for label in misses), misses
         assert set(misses).isdisjoint(near_misses(registry.get(task_id)).keys() - misses.keys())
     assert set(checks.rules) <= {t.id for t in registry.list(replica_only=True)}
+
+
+def test_every_near_miss_of_every_task_has_a_kind():
+    tasks = [t for t in default_registry().list(suite="real-v2") if t.replica_available]
+    wrong = {t.id: set(attempts_for(t.site, t.id)[1]) for t in tasks}
+    missing = {t: sorted(labels - WRONG_ATTEMPT_KINDS.get(t, {}).keys()) for t, labels in wrong.items()}
+    missing = {t: labels for t, labels in missing.items() if labels}
+    assert not missing, f"replica wrong attempts without a kind in WRONG_ATTEMPT_KINDS: {missing}"
+    stale = {t: sorted(kinds.keys() - wrong.get(t, set())) for t, kinds in WRONG_ATTEMPT_KINDS.items()}
+    stale = {t: labels for t, labels in stale.items() if labels}
+    assert not stale, f"WRONG_ATTEMPT_KINDS labels that are no replica wrong attempt of the task (renamed or removed?): {stale}"
+    unknown = sorted((t, label, kind_of(t, label)) for t in wrong for label in wrong[t] | NEAR_MISSES.get(t, {}).keys()
+                     if kind_of(t, label) not in KINDS)
+    assert not unknown, f"near misses whose kind is not one of {KINDS}: {unknown}"
+    kindless = [t for t in wrong if not kinds_of(t)]
+    assert not kindless, f"tasks without a near miss of any kind: {kindless}"
+    with pytest.raises(KeyError):
+        kind_of("udriver-3", "not a label of the task")
 
 
 def test_rule_kinds_on_states():

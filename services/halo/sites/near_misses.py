@@ -337,5 +337,164 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
 }
 
 
+#: The kind of each replica wrong attempt. The audit's own near misses (NEAR_MISSES) carry their kind
+#: in their label; a replica's wrong attempts (`halo.sites.registry.attempts_for`) keep the labels the
+#: replica tests use, and this table gives their kinds, so that every near miss of every task has a
+#: kind. tests/sites/test_audit.py checks that it names exactly each replica task's wrong attempts.
+WRONG_ATTEMPT_KINDS: dict[str, dict[str, str]] = {
+    # DashDish: another dish or restaurant, a total over the budget, another delivery option
+    "dashdish-1": {"two noodle dishes, $41.08: over $26": "wrong count", "Green Curry: no noodles": "wrong item"},
+    "dashdish-3": {"a pizza and garlic knots, $31.05: over $30": "wrong count"},
+    "dashdish-4": {"two sandwiches, $29.71: over $25": "wrong count", "chicken tenders are not a sandwich": "wrong item"},
+    "dashdish-7": {"Original Hot instead of Lemon Pepper": "wrong item", "Wing Palace's lemon pepper wings": "wrong item"},
+    "dashdish-8": {"one taco, $7.34": "wrong count", "Taco Town instead of Taco Boys": "wrong item"},
+    "dashdish-10": {"fries and a burger, $23.03": "wrong count", "onion rings are not fries": "wrong item"},
+    "dashdish-11": {"two subs, $35.06: over $30": "wrong count"},
+    "dashdish-12": {"a rice bowl with egg rolls (no rice in the rolls)": "wrong item", "two rice bowls, $36.40: over $30": "wrong count"},
+    "dashdish-17": {"standard delivery": "wrong item", "one flavour twice": "wrong count", "wings and corn": "wrong item"},
+    "dashdish-24": {"two sandwiches, $33.72: over $30": "wrong count", "the Rotisserie Chicken Plate": "wrong item"},
+    "dashdish-26": {"delivery instead of pickup": "wrong item", "20 pc, $40.11: over $35": "wrong count"},
+    # GoCalendar: another time of day, another event, an event's text or details left out
+    "gocalendar-4": {"7:45 in the morning instead of the evening": "wrong date"},
+    "gocalendar-6": {"11 at night": "wrong date"},
+    "gocalendar-8": {"Monday evening, not morning": "wrong date"},
+    "gocalendar-10": {"the other dinner of the week": "wrong item"},
+    "gocalendar-11": {"the morning (unscorable either way: the script is empty)": "wrong date"},
+    "gocalendar-12": {'a near-synonym that misses "gym"': "contradicting text"},
+    "gocalendar-13": {"forgets where the camp is": "half of the request"},
+    "gocalendar-16": {"moves Wednesday's reading earlier instead of cancelling it": "wrong item"},
+    "gocalendar-18": {"the coffee with a friend": "wrong item"},
+    "gocalendar-23": {"Monday's project sync": "wrong date"},
+    # GoMail: a near-namesake, another action on the emails, an email that misses its point, half of the clean-up
+    "gomail-1": {"marks everything read but forgets the Amazon emails": "half of the request"},
+    "gomail-2": {"clears Uber but not the notifications": "half of the request"},
+    "gomail-4": {"a near-namesake": "wrong item"},
+    "gomail-5": {'clears the starred mail, but the email never says "work permit" in its subject': "contradicting text"},
+    "gomail-7": {"a near-namesake (Ashley Carter)": "wrong item"},
+    "gomail-8": {"copies someone else in (the task wants Kevin only)": "wrong count"},
+    "gomail-9": {"about the project, but not its plan": "contradicting text"},
+    "gomail-11": {"deletes the oldest-looking email that is in fact less than two months old (May 24)": "wrong date"},
+    "gomail-12": {"forgets the subject": "half of the request"},
+    "gomail-13": {"the wrong new time (9:30 AM)": "wrong date"},
+    "gomail-14": {"clears every conversation, not just the visible page": "wrong count"},
+    "gomail-15": {"writes the email but closes it as a draft instead of sending it": "half of the request"},
+    "gomail-16": {"a shorter label name": "contradicting text"},
+    "gomail-17": {"misses the Uber receipt that also came in today": "half of the request"},
+    "gomail-18": {"a near-namesake (Brian Kim)": "wrong item"},
+    "gomail-19": {"a near-namesake (Angela Wright)": "wrong item"},
+    "gomail-20": {"archives everything instead of moving it to the trash": "wrong item"},
+    "gomail-21": {"deletes the alerts instead of snoozing them": "wrong item"},
+    "gomail-23": {"writes Jane a new email instead of replying to hers": "wrong item"},
+    "gomail-24": {"archives instead of deleting": "wrong item"},
+    "gomail-26": {"archives instead of deleting": "wrong item"},
+    # Marrisuite: another town, a booking for a search, two rooms
+    "marrisuite-8": {"Santa Barbara instead of Goleta": "wrong item", "books a Goleta hotel instead of showing them": "wrong item",
+                     "two rooms": "wrong count"},
+    # NetworkIn: another person or action, a post or message that misses its point, half of a two-part request
+    "networkin-1": {"follows Microsoft only": "half of the request", "follows popular companies but not Microsoft": "half of the request"},
+    "networkin-5": {"asks a data scientist": "wrong item", "a software engineer, but no side project": "contradicting text"},
+    "networkin-6": {"invites a connection without looking for New York tech people": "wrong item",
+                    "finds a New York engineer but sends nothing": "half of the request"},
+    "networkin-10": {"connects with two people": "wrong count"},
+    "networkin-11": {"sends the post to one connection": "wrong count", "the post does not ask for DMs": "contradicting text"},
+    "networkin-13": {"no 'summer' in the post": "contradicting text"},
+    "networkin-19": {"posts it twice": "wrong count", "names Google": "contradicting text"},
+    "networkin-25": {"views the event without attending": "half of the request", "follows the organizer instead": "wrong item"},
+    "networkin-26": {"searches data scientists and asks one for advice": "wrong item"},
+    "networkin-27": {"connects with Olivia Martin": "wrong item"},
+    # Omnizon: another product, a price out of range, one unit for two, no order placed
+    "omnizon-3": {"$349.99: above the range": "wrong count"},
+    "omnizon-9": {"a gaming device, but $499.99": "wrong count"},
+    "omnizon-13": {"pot holders, not a pot": "wrong item"},
+    "omnizon-15": {"one basketball, not a pack": "wrong item"},
+    "omnizon-17": {"bed pillows, not a neck pillow": "wrong item"},
+    "omnizon-24": {"one controller instead of two": "wrong count"},
+    "omnizon-25": {"an apron and a frying pan": "wrong item"},
+    "omnizon-28": {"knives, not a silverware set": "wrong item"},
+    "omnizon-29": {"the 55-inch desk": "wrong item"},
+    "omnizon-30": {"stops at checkout: no order": "half of the request"},
+    # OpenDining: another time, another restaurant or occasion, another party size
+    "opendining-1": {"4 PM instead of 3 PM": "wrong date", "a French restaurant at 3 PM": "wrong item"},
+    "opendining-2": {"8:30 PM, after the window": "wrong date", "no occasion given": "half of the request",
+                     "an Italian restaurant": "wrong item"},
+    "opendining-4": {"8:00 PM instead of 9 PM": "wrong date", "a 3.2-star place at 9 PM": "wrong item"},
+    "opendining-5": {"a 3.2-star place": "wrong item", "3 people": "wrong count", "an anniversary": "wrong item"},
+    "opendining-6": {"2:00 PM instead of 1:30": "wrong date", "July 19 instead of today": "wrong date"},
+    "opendining-7": {"a Mission restaurant": "wrong item"},
+    "opendining-9": {"10:30 AM, after the window": "wrong date", "a 2.8-star breakfast place": "wrong item"},
+    "opendining-12": {"3:30 PM instead of 3": "wrong date", "4 people instead of 5": "wrong count", "another cafe": "wrong item"},
+    "opendining-17": {"a birthday instead of a business meal": "wrong item", "7:30 PM, before the window": "wrong date",
+                      "4 people instead of 6": "wrong count"},
+    "opendining-20": {"books 5:30 PM instead": "wrong date", "asks to be notified for 6 PM": "wrong date"},
+    "opendining-24": {"12:00 PM instead of 12:30": "wrong date", "an American restaurant": "wrong item"},
+    # StayNB: other dates, another place or filter, a filter left out, other guests or bedrooms, a booking for a search
+    "staynb-1": {"August 1-6": "wrong date", "Vienna instead of all of Austria": "wrong item"},
+    "staynb-4": {"free parking instead of wifi": "wrong item", "no wifi filter": "half of the request", "September 26-29": "wrong date"},
+    "staynb-5": {"no air conditioning filter": "half of the request", "books a stay instead of showing places": "wrong item"},
+    "staynb-6": {"wishlists the 1-bed studio": "wrong count", "searches but saves nothing": "half of the request"},
+    "staynb-9": {"July 18-19 instead of tonight only": "wrong date", "no free parking": "half of the request",
+                 "a 1+ bedroom filter too": "wrong item"},
+    "staynb-12": {"starts a booking": "wrong item", "1 adult and 1 child": "wrong count"},
+    "staynb-13": {"July 18-19 (the natural reading)": "wrong date"},
+    "staynb-14": {"January 4-6": "wrong date", "1+ bedrooms": "wrong count"},
+    "staynb-15": {"San Jose, California": "wrong item", "starts a booking": "wrong item"},
+    "staynb-17": {"3 adults instead of 2 and a child": "wrong count", "no wifi filter": "half of the request"},
+    "staynb-19": {"4 guests instead of 5": "wrong count"},
+    # TopWork: another freelancer, role or option, a message that misses its point, a pay range off, stopped short
+    "topwork-2": {"invites a UI/UX designer": "wrong item", "asks only whether they are free": "contradicting text"},
+    "topwork-3": {"invites a UI/UX designer": "wrong item"},
+    "topwork-4": {"invites a UI/UX designer": "wrong item", "invites two developers": "wrong count"},
+    "topwork-7": {"says 'you're hired' without an offer": "half of the request"},
+    "topwork-8": {"removes the logo design job": "wrong item"},
+    "topwork-9": {"$40-65": "wrong count", "saved as a draft": "half of the request", "an Accountant post": "wrong item"},
+    "topwork-10": {"replies in the wrong chat": "wrong item", "replies without offering help": "contradicting text"},
+    "topwork-11": {"as Project Manager": "wrong item", "rehires two people": "wrong count"},
+    "topwork-12": {"answers 'soon'": "contradicting text", "opens the chats without replying": "half of the request"},
+    "topwork-13": {"marks it contract-to-hire": "wrong item", "$20-30": "wrong count"},
+    "topwork-14": {"saves Ashley only": "half of the request", "saves Brandon Lee": "wrong item"},
+    "topwork-21": {"opens the chat without writing": "half of the request", "thanks them for applying": "contradicting text"},
+    # UDriver: the route reversed, another place, car or payment, a ride for later, a ride not booked
+    "udriver-2": {"$50 instead of $100": "wrong count", "$100 twice": "wrong count"},
+    "udriver-3": {"reversed": "wrong item", "not booked": "half of the request"},
+    "udriver-4": {"not booked": "half of the request", "reversed": "wrong item"},
+    "udriver-6": {"paid by card": "wrong item", "reversed": "wrong item"},
+    "udriver-7": {"reversed": "wrong item", "to a Chase bank": "wrong item"},
+    "udriver-9": {"UdriverX": "wrong item", "card instead of cash": "wrong item", "scheduled for later": "wrong date"},
+    "udriver-11": {"paid by card": "wrong item", "XL by card": "wrong item"},
+    "udriver-13": {"UdriverXL": "wrong item", "reversed": "wrong item"},
+    "udriver-14": {"cash as default": "wrong item"},
+    "udriver-15": {"UdriverX": "wrong item", "reversed": "wrong item"},
+    "udriver-16": {"paid by card": "wrong item", "not booked": "half of the request"},
+    "udriver-17": {"3:00 PM": "wrong date", "July 19": "wrong date"},
+    "udriver-19": {"reversed": "wrong item"},
+    "udriver-20": {"UdriverX instead of UdriverShare": "wrong item"},
+    # Zilloft: another home or action, another day or time, a price over the limit, no tour booked
+    "zilloft-2": {"no Home type filter: the 3 bed / 2 bath condo on Ocean Blvd (an apartment, not a house)": "wrong item"},
+    "zilloft-3": {"messages the agent about July 19 instead of requesting the tour": "wrong item"},
+    "zilloft-5": {"requests a tour of a San Jose home instead of contacting an agent": "wrong item"},
+    "zilloft-6": {"the right house, but a 10 AM tour": "wrong date"},
+    "zilloft-9": {"finds the house and saves it, but books no tour": "half of the request"},
+    "zilloft-10": {"no price filter: tours a $649K house": "wrong count"},
+    "zilloft-14": {"the day after tomorrow": "wrong date"},
+    "zilloft-15": {"Friday is not the weekend": "wrong date"},
+    "zilloft-22": {"a message to the agent instead of a tour": "wrong item"},
+    "zilloft-23": {"$1M instead of $900K": "wrong count"},
+}
+
+
 def near_misses_for(task_id: str) -> WrongAttempts:
     return NEAR_MISSES.get(task_id, {})
+
+
+def kind_of(task_id: str, label: str) -> str:
+    """The kind of one near miss of the task: the audit's own carry it in their label, a replica's
+    wrong attempts in WRONG_ATTEMPT_KINDS. KeyError for a label the task has neither way."""
+    if label in NEAR_MISSES.get(task_id, {}):
+        return label.partition(":")[0]
+    return WRONG_ATTEMPT_KINDS[task_id][label]
+
+
+def kinds_of(task_id: str) -> set[str]:
+    """The kinds of all the task's near misses: its replica's wrong attempts and the audit's own."""
+    return ({kind_of(task_id, label) for label in NEAR_MISSES.get(task_id, {})}
+            | set(WRONG_ATTEMPT_KINDS.get(task_id, {}).values()))
