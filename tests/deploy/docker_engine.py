@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests import background
+
 REPO = Path(__file__).resolve().parents[2]
 DEBIAN_OVERRIDE = REPO / "deploy" / "compose.debian-base.yml"
 CACHE = Path(os.environ.get("HALO_DOCKER_CACHE") or (
@@ -74,7 +76,13 @@ def _answers(host: str) -> bool:
 
 @contextlib.contextmanager
 def engine(log: Path) -> Iterator[Engine]:
-    """The engine that answers, or a private dockerd started here and stopped afterwards."""
+    """The engine that answers, or a private dockerd started here and stopped afterwards; the
+    suite's background work is stopped meanwhile (tests/background.py says why)."""
+    with background.quiet():
+        yield from _engine(log)
+
+
+def _engine(log: Path) -> Iterator[Engine]:
     for host in filter(None, [os.environ.get("DOCKER_HOST"), "unix:///var/run/docker.sock"]):
         if _answers(host):
             yield Engine(host, None)

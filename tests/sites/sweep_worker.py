@@ -22,13 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests import background
+
 #: Timeouts of this process's env service and scripts: past any wait for an idle core.
 STARVED_TIMEOUT_S = 1800
-
-
-def lowest_priority() -> None:
-    """SCHED_IDLE for this process and everything it starts (Chromium, the Playwright driver, agisdk's scripts)."""
-    os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
 
 
 async def sweep(rows_path: Path) -> None:
@@ -59,7 +56,7 @@ async def sweep(rows_path: Path) -> None:
 
 
 def main() -> None:
-    lowest_priority()
+    background.lowest_priority()   # inherited by Chromium, the Playwright driver and agisdk's scripts
     asyncio.run(sweep(Path(sys.argv[1])))
 
 
