@@ -2,11 +2,10 @@
 tests/sites/sweep_worker.py), and the tests that must have the machine to themselves meanwhile.
 
 A background job runs detached from pytest (nobody's child here, so tests counting the Chromium
-processes under pytest never see its), under SCHED_IDLE. SCHED_IDLE yields to every other task of
-the same CPU cgroup, but not reliably to containers: a container's cgroup competes with a weight
-that follows its recent load, near nothing for a container that just started, so `docker compose
-up` waits on the job's Chromium. Tests that run containers therefore hold `quiet()`: the job is
-stopped (SIGSTOP, its whole process tree) meanwhile and continued after.
+processes under pytest never see its) but in pytest's session, under SCHED_IDLE: it yields to
+every other task of the same scheduling group. Containers run in cgroups of their own, where
+that rule does not reach, so tests that run containers hold `quiet()`: the job is stopped
+(SIGSTOP, its whole process tree) meanwhile and continued after.
 """
 
 from __future__ import annotations
@@ -76,10 +75,13 @@ class BackgroundJob:
 
 
 def start(argv: list[str], cwd: Path, log: Path) -> BackgroundJob:
-    """`argv` in a new session, detached: a launcher starts it and exits, so it is not pytest's child."""
+    """`argv` in a process group of its own, detached: a launcher starts it and exits, so it is not
+    pytest's child. Not in a session of its own: with autogroup scheduling (Linux's default for
+    desktops and these machines) a new session is a new scheduling group with a fair share of the
+    CPU against pytest's, whatever SCHED_IDLE says inside it."""
     global _running
     launcher = ("import subprocess, sys; "
-                "p = subprocess.Popen(sys.argv[2:], start_new_session=True, stdin=subprocess.DEVNULL, "
+                "p = subprocess.Popen(sys.argv[2:], process_group=0, stdin=subprocess.DEVNULL, "
                 "stdout=open(sys.argv[1], 'wb'), stderr=subprocess.STDOUT); print(p.pid)")
     out = subprocess.run([sys.executable, "-c", launcher, str(log), *argv], cwd=cwd, capture_output=True, text=True,
                          check=True)
