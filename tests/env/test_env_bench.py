@@ -37,10 +37,31 @@ def test_halo_bench_env_runs_service_raw_and_agisdk_side_by_side(tmp_path):
     assert phases["state"] == [0, 0]   # no include_state in this mode
     # each step inside the service is part of the same step as the client saw it
     assert phases["observe"][0] <= phases["total"][0] <= results["service"]["p50_ms"], (phases, results["service"])
+    # the CPU each kind of process spent per step, for the service and the raw floor (agisdk's
+    # workers are processes of their own, not counted by kind)
+    from halo.cli.benches.env import CPU_KINDS
+
+    assert "CPU ms per step by process" in proc.stdout, proc.stdout
+    for mode in ("service", "raw"):
+        cpu = results[mode]["cpu_ms_per_step"]
+        assert set(cpu) == set(CPU_KINDS), cpu
+        assert all(cpu[kind] > 0 for kind in ("bench", "driver", "browser", "renderers")), (mode, cpu)
+    assert results["agisdk"]["cpu_ms_per_step"] == {}
     # agisdk's environment is a Python process with a Playwright driver and two Chromiums (task +
     # chat window); a session of the service or the raw floor is one browser context
     assert results["agisdk"]["pss_per_session_mb"] > results["raw"]["pss_per_session_mb"]
     assert results["agisdk"]["pss_per_session_mb"] > results["service"]["pss_per_session_mb"]
+
+
+def test_a_level_longer_than_the_servers_episode_cap_runs_to_its_end(tmp_path):
+    """`--actions` past the env's default episode length (70 steps) is the level's length, not an
+    episode that ends under the bench."""
+    out = tmp_path / "long.json"
+    halo = Path(sys.executable).parent / "halo"
+    proc = subprocess.run([str(halo), "bench", "env", "--sessions", "1", "--actions", "72", "--modes", "service",
+                           "--json", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["steps"] for r in json.loads(out.read_text())] == [72]
 
 
 def test_a_failing_agisdk_worker_is_an_error_not_a_hang(tmp_path):

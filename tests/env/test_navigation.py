@@ -84,6 +84,11 @@ async def page(monkeypatch):
             await route.fulfill(content_type="application/json", body="{}")
         elif path == "/api/poll":
             await asyncio.sleep(3600)   # a long poll: never answered while the test runs
+        elif path == "/loading":
+            await route.fulfill(content_type="text/html", body='<title>loading</title><img src="/slow.svg">')
+        elif path == "/slow.svg":
+            await asyncio.sleep(SLOW_PAGE_S)
+            await route.fulfill(content_type="image/svg+xml", body='<svg xmlns="http://www.w3.org/2000/svg"/>')
         elif path == "/report.csv":
             await route.fulfill(content_type="text/csv", body="a,b\n1,2\n")
         else:
@@ -131,6 +136,17 @@ async def test_an_action_that_leaves_the_document_in_place_does_not_wait_for_a_n
     # waiting for a navigation that never comes would take the whole 20 s navigation timeout
     assert time.perf_counter() - started < LIMITS.navigation_timeout_ms / 1000 / 2
     assert page.url == ORIGIN + url and await page.title() == title
+
+
+async def test_the_load_state_is_read_where_playwright_keeps_it(page):
+    """`settle` asks the driver nothing about a page Playwright already knows has loaded; that knowledge
+    is Playwright's client state (`_loaded`). Should a release move it, `_loaded` answers False and
+    every step would pay the wait's driver messages again: this test says so first."""
+    assert navigation._loaded(page)
+    await page.goto(f"{ORIGIN}/loading", wait_until="commit")   # its image keeps 'load' back
+    assert not navigation._loaded(page)
+    await execute(page, A.Noop(), POLICY, LIMITS)   # the step's settle waits for it
+    assert navigation._loaded(page) and await page.evaluate("document.readyState") == "complete"
 
 
 async def _centre(page, selector: str) -> A.Point:

@@ -7,6 +7,7 @@ with "el.children is not iterable" on the whole page.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 
 from playwright.async_api import async_playwright
@@ -171,9 +172,9 @@ async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one(
     walk of the page gives."""
     from halo.env.observe import _AXTREE_JS, ElementInfo, read_title_and_elements
 
-    async def fresh(page) -> list[ElementInfo]:
+    async def fresh(page) -> tuple[ElementInfo, ...]:
         raw = await page.evaluate(_AXTREE_JS, 400)
-        return [ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw]
+        return tuple(ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw)
 
     changes = [
         "document.querySelector('input').value = 'Ada'",          # no event, no mutation
@@ -186,7 +187,9 @@ async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one(
     async with _page_showing(CHANGING) as page:
         first = await read_title_and_elements(page)
         reading = page._halo_last_reading
-        assert await read_title_and_elements(page) == first and page._halo_last_reading is reading   # reused
+        again = await read_title_and_elements(page)
+        assert again == first and page._halo_last_reading is reading   # reused
+        assert again[1] is first[1]   # the same tuple: what derives from it (its protobuf form) is reused too
         for change in changes:
             await page.evaluate(change)
             title, elements = await read_title_and_elements(page)
@@ -196,3 +199,48 @@ async def test_an_unchanged_tree_is_reused_and_any_change_gives_the_rebuilt_one(
         await page.goto("about:blank")
         await page.set_content(CHANGING)   # another document (a new window): its reading is sent whole
         assert await read_title_and_elements(page) == first and page._halo_last_reading is not reading
+
+
+CARETS = """<!doctype html><title>carets</title>
+<input id="main" value="typed">
+<iframe srcdoc="<input id=inner value=framed>"></iframe>
+<div id="host"></div>
+<input id="own" style="caret-animation: auto" value="the page's own rule">
+<script>
+  document.getElementById("host").attachShadow({mode: "open"}).innerHTML = '<input id="shadowed" value="in a shadow root">';
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync("#main { color: rgb(0, 128, 0); }");
+  document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];   // the page's own sheets still apply
+</script>"""
+
+
+async def test_the_caret_is_steady_in_every_document_and_shadow_tree_and_the_page_keeps_its_own_rules(stack):
+    """Every context's pages have a caret that does not blink: an idle session does not redraw its page
+    twice a second, and screenshots taken at any moment show the caret the same way."""
+    from halo.env.config import EnvSettings
+    from halo.env.contexts import close_quietly, open_context
+    from halo.env.observe import ObserveOptions, observe
+
+    pool = stack.env_manager.pool
+    ready = await open_context(pool, EnvSettings(port=0, metrics_port=-1, block_other_hosts=False, guard_grader=False))
+    try:
+        page = ready.page
+        await page.goto("data:text/html," + CARETS.replace("#", "%23"))
+        await page.wait_for_function("document.getElementById('host').shadowRoot !== null")
+        caret = "(el) => getComputedStyle(el).caretAnimation"
+        assert await page.eval_on_selector("#main", caret) == "manual"
+        assert await page.frame_locator("iframe").locator("#inner").evaluate(caret) == "manual"
+        assert await page.evaluate(f"({caret})(document.getElementById('host').shadowRoot.getElementById('shadowed'))") == "manual"
+        assert await page.eval_on_selector("#own", caret) == "auto"                     # the page's rule wins
+        assert await page.eval_on_selector("#main", "(el) => getComputedStyle(el).color") == "rgb(0, 128, 0)"
+        assert await page.evaluate("document.querySelectorAll('style').length") == 0     # no node added
+
+        await page.focus("#main")
+        shots = []
+        for _ in range(4):   # a blinking caret (on and off every 500 ms) would differ between some of these
+            shots.append((await observe(page, ObserveOptions(image_format="png", axtree=False), [])).screenshot)
+            await asyncio.sleep(0.3)
+        assert len(set(shots)) == 1
+    finally:
+        await close_quietly(ready.context)
+        pool.release(ready.slot)

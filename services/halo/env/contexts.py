@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from playwright.async_api import BrowserContext, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
-from halo.env import metrics, navigation
+from halo.env import metrics, navigation, observe
 from halo.env.browsers import BrowserPool, BrowserSlot
 from halo.env.config import EnvSettings
 from halo.env.urlpolicy import UrlPolicy, origin_of
@@ -83,7 +83,9 @@ async def open_context(pool: BrowserPool, settings: EnvSettings) -> ReadyContext
         guard = RouteGuard()
         if settings.block_other_hosts or settings.guard_grader:
             await context.route(guard.needs_routing, guard.handle)
-        await context.add_init_script(navigation.TRACKER_JS)   # lets actions wait for the navigations they start
+        # the tracker lets actions wait for the navigations they start; the steady caret spares idle
+        # sessions a redraw twice a second (one script: one round trip)
+        await context.add_init_script(navigation.TRACKER_JS + observe.STEADY_CARET_JS)
         page = await context.new_page()
     except BaseException as exc:
         await close_quietly(context)

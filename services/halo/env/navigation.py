@@ -208,5 +208,16 @@ async def settle(page: Page, ended_before: int, navigation_timeout_ms: float, fr
         leaving = True    # the document went away under us: a navigation is under way
     if leaving or watcher.requested:
         await watcher.ended_after(ended_before, navigation_timeout_ms / 1000)
-    with contextlib.suppress(PlaywrightTimeout, PlaywrightError):
-        await page.wait_for_load_state("load", timeout=navigation_timeout_ms)
+    if not _loaded(page):
+        with contextlib.suppress(PlaywrightTimeout, PlaywrightError):
+            await page.wait_for_load_state("load", timeout=navigation_timeout_ms)
+
+
+def _loaded(page: Page) -> bool:
+    """Whether the main frame has reached 'load' as Playwright's client last heard: exactly what
+    `wait_for_load_state("load")` checks first, without the three driver messages its waiter sends
+    even when it need not wait (most steps start no navigation). Where a Playwright release keeps
+    that state elsewhere, the answer is False and the wait itself decides, as before."""
+    frame = getattr(page.main_frame, "_impl_obj", None)
+    states = getattr(frame, "_load_states", None)
+    return isinstance(states, set) and "load" in states

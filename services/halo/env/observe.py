@@ -184,7 +184,7 @@ class PageObservation:
     height: int
     screenshot: bytes = b""
     image_format: str = "png"
-    elements: list[ElementInfo] = field(default_factory=list)
+    elements: tuple[ElementInfo, ...] = ()
     tabs: list[TabInfo] = field(default_factory=list)
     last_action_error: str = ""
     step_index: int = 0
@@ -203,6 +203,24 @@ class ObserveOptions:
     screenshot: bool = True
     axtree: bool = True
     max_elements: int = 400
+
+
+# An init script of every context: the text caret does not blink (CSS `caret-animation: manual`,
+# an inherited property, set on the root so it reaches inputs, iframes' documents (each runs the
+# script) and shadow trees alike; a page's own rule for it wins). A blinking caret redraws its page
+# twice a second for nobody while the session waits for its next action (a frame to raster,
+# composite and send: about a centisecond of CPU a second per idle session with a focused field),
+# and a screenshot would show the caret or not by the blink's chance; steady, it always shows
+# where typing goes. Added as an adopted style sheet, not a <style> element: no node in the DOM.
+STEADY_CARET_JS = """
+(() => {
+  try {
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(":root { caret-animation: manual; }");
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet];
+  } catch (e) {}   // a browser without constructable style sheets: the caret blinks, nothing else changes
+})();
+"""
 
 
 # Before the screenshot, in the page (the round trip that reads the AXTree): what Playwright's
@@ -273,19 +291,21 @@ class _Reading:
     elements: tuple[ElementInfo, ...]
 
 
-async def read_elements(page: Page, max_elements: int = 400) -> list[ElementInfo]:
+async def read_elements(page: Page, max_elements: int = 400) -> tuple[ElementInfo, ...]:
     return (await read_title_and_elements(page, max_elements))[1]
 
 
 async def read_title_and_elements(page: Page, max_elements: int = 400, with_tree: bool = True,
-                                  screenshot_token: int = 0) -> tuple[str, list[ElementInfo]]:
+                                  screenshot_token: int = 0) -> tuple[str, tuple[ElementInfo, ...]]:
     """The main document's title (as `page.title()` reads it) and its elements (none unless
     `with_tree`), in one round trip; with a `screenshot_token` (`next_screenshot_token`), first
-    prepare the page for `capture` with that token. An unchanged reading is not parsed again."""
+    prepare the page for `capture` with that token. An unchanged reading is not parsed again: its
+    elements come back as the very tuple they came in last time (what derives from them, such as
+    their protobuf form, can be reused by identity)."""
     known: _Reading | None = getattr(page, "_halo_last_reading", None)
     result = await page.evaluate(_AXTREE_AND_TITLE_JS, [max_elements, with_tree, screenshot_token, known.tag if known else ""])
     if isinstance(result, str) and result.startswith("=") and known is not None and result[1:] == known.tag:
-        return known.title, list(known.elements)
+        return known.title, known.elements
     if isinstance(result, str):
         tag, _, text = result.partition("\n")
         title, raw = json.loads(text)
@@ -293,7 +313,7 @@ async def read_title_and_elements(page: Page, max_elements: int = 400, with_tree
         tag, (title, raw) = "", result
     elements = tuple(ElementInfo(**{**item, "states": tuple(item["states"])}) for item in raw)
     setattr(page, "_halo_last_reading", _Reading(tag, title, elements) if tag else None)
-    return title, list(elements)
+    return title, elements
 
 
 async def _devtools(page: Page) -> CDPSession:

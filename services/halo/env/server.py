@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 
 from google.protobuf.duration_pb2 import Duration
 
 from halo.agent.actions import ActionConversionError, action_from_proto
 from halo.env import podcost
 from halo.env.config import EnvSettings
-from halo.env.observe import ObserveOptions, PageObservation
+from halo.env.observe import ElementInfo, ObserveOptions, PageObservation
 from halo.env.session import SessionManager, Source, Termination
 from halo.tasks.registry import TaskRegistry, TaskSpec, default_registry
 from halo.runtime.errors import DeadlineExceeded, InvalidArgument, Unavailable, translate_errors
@@ -39,23 +40,54 @@ def task_to_proto(task: TaskSpec) -> cpb.Task:
     )
 
 
+class _ElementForms:
+    """The protobuf form of a reading's elements and its AXTree text, built once per reading: a page
+    that did not change comes back as the very tuple of its last reading
+    (`observe.read_title_and_elements`), and building 400 elements' messages and lines every step
+    would cost the event loop that serves every session milliseconds. Keyed by identity (the entry
+    holds the tuple, so its id is not reused while cached); the least recently used go first."""
+
+    def __init__(self, size: int = 128) -> None:
+        self._size = size
+        self._forms: OrderedDict[int, tuple[tuple[ElementInfo, ...], cpb.Observation]] = OrderedDict()
+
+    def of(self, elements: tuple[ElementInfo, ...]) -> cpb.Observation:
+        key = id(elements)
+        hit = self._forms.get(key)
+        if hit is not None and hit[0] is elements:
+            self._forms.move_to_end(key)
+            return hit[1]
+        form = cpb.Observation(
+            axtree="\n".join(e.line() for e in elements),
+            elements=[
+                cpb.Element(
+                    bid=e.bid, role=e.role, name=e.name, value=e.value,
+                    bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
+                    visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth, states=e.states,
+                )
+                for e in elements
+            ],
+        )
+        self._forms[key] = (elements, form)
+        if len(self._forms) > self._size:
+            self._forms.popitem(last=False)
+        return form
+
+
+_element_forms = _ElementForms()
+
+
 def observation_to_proto(obs: PageObservation) -> cpb.Observation:
-    return cpb.Observation(
+    message = cpb.Observation(
         screenshot=obs.screenshot,
         image_format=cpb.IMAGE_FORMAT_JPEG if obs.image_format == "jpeg" else cpb.IMAGE_FORMAT_PNG,
-        width=obs.width, height=obs.height, axtree=obs.axtree,
-        elements=[
-            cpb.Element(
-                bid=e.bid, role=e.role, name=e.name, value=e.value,
-                bbox=cpb.BoundingBox(x=e.x, y=e.y, width=e.width, height=e.height),
-                visible=e.visible, interactive=e.interactive, focused=e.focused, depth=e.depth, states=e.states,
-            )
-            for e in obs.elements
-        ],
+        width=obs.width, height=obs.height,
         url=obs.url, title=obs.title,
         tabs=[cpb.Tab(url=t.url, title=t.title, active=t.active) for t in obs.tabs],
         last_action_error=obs.last_action_error, step_index=obs.step_index, goal=obs.goal,
     )
+    message.MergeFrom(_element_forms.of(tuple(obs.elements)))
+    return message
 
 
 def observe_options(msg: cpb.ObservationOptions) -> ObserveOptions:

@@ -48,6 +48,8 @@ class BenchResult:
     #: service modes: p50 and p95 ms of each phase inside the service (halo.env.timings.StepTimings)
     phases_ms: dict[str, tuple[float, float]] = field(default_factory=dict)
     rpc_mean_ms: float = 0.0   # service modes: mean step seen by the client minus mean step inside the service
+    #: CPU ms per step of each kind of process (`tree_cpu_s`), over the level's steps
+    cpu_ms_per_step: dict[str, float] = field(default_factory=dict)
 
     @property
     def steps_per_s(self) -> float:
@@ -67,6 +69,46 @@ def tree_pss_mb() -> float:
     return total / 2**20
 
 
+#: The kinds of process a level's CPU is counted by: this one (the env service, the gRPC clients and
+#: the raw mode's Playwright client share it), Playwright's driver (Node), Chromium's browser, GPU
+#: (compositing and screenshot readback) and renderer processes, and the sites server.
+CPU_KINDS = ("bench", "driver", "browser", "gpu", "renderers", "chromium other", "sites")
+
+
+def _cpu_kind(proc: psutil.Process, me: int) -> str:
+    if proc.pid == me:
+        return "bench"
+    cmdline = proc.cmdline()
+    joined = " ".join(cmdline)
+    if "playwright" in joined and "driver" in joined and "node" in (cmdline[0] if cmdline else ""):
+        return "driver"
+    if "serve sites" in joined or ("halo.cli" in joined and "sites" in cmdline):
+        return "sites"
+    kind = next((arg.split("=", 1)[1] for arg in cmdline if arg.startswith("--type=")), "")
+    if not kind:
+        return "browser" if "chrom" in joined else "chromium other"
+    return {"renderer": "renderers", "gpu-process": "gpu"}.get(kind, "chromium other")
+
+
+def tree_cpu_s() -> dict[str, float]:
+    """CPU seconds (user + system) used so far by this process and each kind of its descendants."""
+    me = psutil.Process()
+    totals = dict.fromkeys(CPU_KINDS, 0.0)
+    for proc in [me, *me.children(recursive=True)]:
+        try:
+            times = proc.cpu_times()
+            totals[_cpu_kind(proc, me.pid)] += times.user + times.system
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            pass
+    return totals
+
+
+def _cpu_per_step(before: dict[str, float], after: dict[str, float], steps: int) -> dict[str, float]:
+    """CPU ms per step by kind between two `tree_cpu_s` readings (a process that ended meanwhile is
+    not counted: none does during a level)."""
+    return {kind: max(after[kind] - before[kind], 0.0) * 1e3 / max(steps, 1) for kind in CPU_KINDS}
+
+
 def _percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) >= 2 else values[0]
 
@@ -84,7 +126,8 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
 
     opts = observation_options(image_format, 80)
     mem0 = tree_pss_mb()
-    created = [await env.create_session(TASK, observation=opts) for _ in range(sessions)]
+    # the episode's cap is the level's length: `--actions` past the server's default must not end it
+    created = [await env.create_session(TASK, observation=opts, max_steps=steps) for _ in range(sessions)]
     latencies: list[float] = []
     first = len(manager.step_timings) if manager is not None else 0   # in process: the service's phases
 
@@ -102,15 +145,16 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
             assert r.action_ok, r.action_error or f"environment failure: {r.env_failure_reason}"
             progress.advance(task_id)
 
-    start = time.perf_counter()
+    cpu0, start = tree_cpu_s(), time.perf_counter()
     await asyncio.gather(*(run(c) for c in created))
-    seconds = time.perf_counter() - start
+    seconds, cpu1 = time.perf_counter() - start, tree_cpu_s()
     mem1 = tree_pss_mb()
     timings = list(manager.step_timings)[first:] if manager is not None else []
     for c in created:
         await env.close_session(c.session_id)
     result = BenchResult(mode, sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
-                         _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+                         _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions,
+                         cpu_ms_per_step=_cpu_per_step(cpu0, cpu1, len(latencies)))
     if timings:
         from halo.env.timings import StepTimings
 
@@ -120,6 +164,18 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
         # means add up where percentiles do not: gRPC, (de)serialisation and the client's own work
         result.rpc_mean_ms = (statistics.fmean(latencies) - statistics.fmean(t.total_s for t in timings)) * 1e3
     return result
+
+
+def _cpu_table(results: list[BenchResult]) -> Table:
+    table = Table(title="CPU ms per step by process (user + system; the env service, its gRPC client and raw's "
+                        "Playwright client are the bench process)")
+    for col in ("sessions", "mode", *CPU_KINDS, "total"):
+        table.add_column(col, justify="right")
+    for r in results:
+        if r.cpu_ms_per_step:
+            table.add_row(str(r.sessions), r.mode, *(f"{r.cpu_ms_per_step[k]:.1f}" for k in CPU_KINDS),
+                          f"{sum(r.cpu_ms_per_step.values()):.1f}")
+    return table
 
 
 def _phase_table(results: list[BenchResult]) -> Table:
@@ -172,14 +228,15 @@ async def _raw_level(browser, base_url: str, sessions: int, steps: int, image_fo
             latencies.append(time.perf_counter() - t)
             progress.advance(task_id)
 
-    start = time.perf_counter()
+    cpu0, start = tree_cpu_s(), time.perf_counter()
     await asyncio.gather(*(run(p) for p in pages))
-    seconds = time.perf_counter() - start
+    seconds, cpu1 = time.perf_counter() - start, tree_cpu_s()
     mem1 = tree_pss_mb()
     for page in pages:
         await page.context.close()
     return BenchResult("raw", sessions, len(latencies), seconds, _percentile(latencies, 50) * 1e3,
-                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions)
+                       _percentile(latencies, 95) * 1e3, (mem1 - mem0) / sessions,
+                       cpu_ms_per_step=_cpu_per_step(cpu0, cpu1, len(latencies)))
 
 
 async def _agisdk_level(base_url: str, sessions: int, steps: int, slow_mo_ms: int, browsers_path: str | None,
@@ -446,6 +503,8 @@ async def run_env_bench(levels: list[int], steps: int, image_format: str, json_p
     console.print(table)
     if any(r.phases_ms for r in results):
         console.print(_phase_table(results), width=max(console.width, 140))
+    if any(r.cpu_ms_per_step for r in results):
+        console.print(_cpu_table(results), width=max(console.width, 140))
     _write_json(json_path, results, creates)
     return 0
 
