@@ -128,6 +128,10 @@ async def _service_level(env, sessions: int, steps: int, image_format: str, prog
     mem0 = tree_pss_mb()
     # the episode's cap is the level's length: `--actions` past the server's default must not end it
     created = [await env.create_session(TASK, observation=opts, max_steps=steps) for _ in range(sessions)]
+    if manager is not None:
+        # the warm contexts these creates took are opened again in the background: that belongs to
+        # CreateSession (the create modes time it), not to the steps measured here
+        await manager.warm.wait_full(timeout_s=60)
     latencies: list[float] = []
     first = len(manager.step_timings) if manager is not None else 0   # in process: the service's phases
 
