@@ -211,7 +211,8 @@ class ObserveOptions:
 # twice a second for nobody while the session waits for its next action (a frame to raster,
 # composite and send: about a centisecond of CPU a second per idle session with a focused field),
 # and a screenshot would show the caret or not by the blink's chance; steady, it always shows
-# where typing goes. Added as an adopted style sheet, not a <style> element: no node in the DOM.
+# where typing goes. Added as an adopted style sheet, not a <style> element: no node in the DOM (a
+# page that replaces the document's adopted sheets drops it, and its caret blinks again).
 STEADY_CARET_JS = """
 (() => {
   try {
