@@ -21,6 +21,7 @@ import asyncio
 import base64
 import itertools
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from playwright.async_api import Error as PlaywrightError
@@ -167,6 +168,11 @@ class ElementInfo:
         return " ".join(parts)
 
 
+def axtree_text(elements: Sequence[ElementInfo]) -> str:
+    """The AXTree as language models read it: one `ElementInfo.line` per element."""
+    return "\n".join(el.line() for el in elements)
+
+
 @dataclass
 class TabInfo:
     url: str
@@ -193,7 +199,7 @@ class PageObservation:
 
     @property
     def axtree(self) -> str:
-        return "\n".join(el.line() for el in self.elements)
+        return axtree_text(self.elements)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from google.protobuf.duration_pb2 import Duration
 from halo.agent.actions import ActionConversionError, action_from_proto
 from halo.env import podcost
 from halo.env.config import EnvSettings
-from halo.env.observe import ElementInfo, ObserveOptions, PageObservation
+from halo.env.observe import ElementInfo, ObserveOptions, PageObservation, axtree_text
 from halo.env.session import SessionManager, Source, Termination
 from halo.tasks.registry import TaskRegistry, TaskSpec, default_registry
 from halo.runtime.errors import DeadlineExceeded, InvalidArgument, Unavailable, translate_errors
@@ -58,7 +58,7 @@ class _ElementForms:
             self._forms.move_to_end(key)
             return hit[1]
         form = cpb.Observation(
-            axtree="\n".join(e.line() for e in elements),
+            axtree=axtree_text(elements),
             elements=[
                 cpb.Element(
                     bid=e.bid, role=e.role, name=e.name, value=e.value,

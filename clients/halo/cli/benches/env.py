@@ -82,7 +82,7 @@ def _cpu_kind(proc: psutil.Process, me: int) -> str:
     joined = " ".join(cmdline)
     if "playwright" in joined and "driver" in joined and "node" in (cmdline[0] if cmdline else ""):
         return "driver"
-    if "serve sites" in joined or ("halo.cli" in joined and "sites" in cmdline):
+    if "serve sites" in joined:   # `python -m halo.cli serve sites` (sites_process)
         return "sites"
     kind = next((arg.split("=", 1)[1] for arg in cmdline if arg.startswith("--type=")), "")
     if not kind:
