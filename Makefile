@@ -34,9 +34,10 @@ tinker-server: ## .venv-skyrl: a local Tinker-API server (SkyRL, JAX on CPU), ~2
 test-tinker-server: setup-test tinker-server ## the Tinker path against the local Tinker-API server (opt-in)
 	HALO_TINKER_SERVER=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/tinker_server
 
-# The local_lora loop learning a fixed answer through the real vLLM (tests/lora/test_local_lora_learns.py).
-# Opt-in, not part of `make test`: its greedy-success claim does not hold every time (the module says why).
-test-learning: setup-test vllm ## the local-LoRA learning test through vLLM (opt-in, ~5 min, not reliable yet)
+# The local_lora loop learning a fixed answer through the real vLLM, and a reward-flipped control
+# unlearning it, for three seeds (tests/lora/test_local_lora_learns.py). Opt-in, not part of
+# `make test`: six runs take about 12 minutes on 2 cores.
+test-learning: setup-test vllm ## the local-LoRA loop learning through vLLM vs a reward-flipped control (opt-in, ~12 min)
 	HALO_LEARNING_TESTS=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/lora/test_local_lora_learns.py
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.

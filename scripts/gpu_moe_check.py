@@ -10,11 +10,20 @@ prompt is the real `qwen3_vl_instruct` rendering of a 1280x720 screenshot and a 
 What it prints (one JSON object, also written to $OUT/gpu_moe_check.json when OUT is set): where
 the LoRA went (attention and/or expert modules), the sampler's tokens/s, the learner's
 forward_backward / optim_step / save_adapter times per GRPO step on a group of completions, the
-max |sampler logprob - learner logprob| at equal weights, and the loss over the steps.
+max |sampler logprob - learner logprob| at equal weights and the step's sampler ratio (min, max),
+the loss over the steps, and the peak memory (GPU, or the process's RSS on the CPU).
+
+`--constrain menu` (the default) samples every completion within a menu of click actions and
+`--constrain grammar` within HALO's whole action grammar, as `halo train --constrain-actions`
+does; the learner replays the same mask (halo.trainers.lora_grammar), so the ratio at equal
+weights stays 1 under the grammar. `--constrain none` samples freely. The mask needs xgrammar
+(`pip install --no-deps xgrammar==0.2.8 apache-tvm-ffi==0.1.15.post2`, binary wheels: on a machine
+without a package index, bring them with HALO's other wheels).
 Not covered there: vLLM (PyPI's CUDA wheel is 321 MiB, over the device tool's 64 MiB transfer
 limit, and the machine reaches no index) and the env service (no Chromium there).
 
-    python scripts/gpu_moe_check.py [--layers 4] [--hidden 1024] [--steps 5] [--device cuda]
+    python scripts/gpu_moe_check.py [--layers 4] [--hidden 1024] [--steps 5] [--device cuda] [--constrain menu]
+    python scripts/gpu_moe_check.py --device cpu --dtype float32 --layers 2 --hidden 256 --experts 16 --group 4
 """
 
 from __future__ import annotations
@@ -84,6 +93,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    parser.add_argument("--constrain", default="menu", choices=["menu", "grammar", "none"],
+                        help="sample within a menu of clicks, HALO's whole action grammar, or freely")
     args = parser.parse_args()
 
     import torch
@@ -93,6 +104,7 @@ def main() -> int:
 
     dtype = getattr(torch, args.dtype)
     report: dict = {"device": torch.cuda.get_device_name(0) if args.device == "cuda" else args.device,
+                    "torch_threads": torch.get_num_threads(),
                     "torch": torch.__version__, "dtype": args.dtype, "shape": vars(args)}
     import transformers
     report["transformers"] = transformers.__version__
@@ -102,8 +114,15 @@ def main() -> int:
     prompt = observation(model_dir)
     report["prompt_tokens"] = prompt.length
 
+    from halo.agent import actions as A
+    from halo.agent.formats import ActionFormat
+    from halo.agent.grammar import action_regex, choice_regex
+
+    regex = {"menu": choice_regex(ActionFormat.QWEN_COMPUTER_USE, [A.ClickElement(str(b)) for b in (1, 3, 12, 27, 40)]),
+             "grammar": action_regex(), "none": ""}[args.constrain]
     t0 = time.perf_counter()
-    learner = LoraLearner(model_dir, rank=16, temperature=1.0, learning_rate=1e-4, dtype=dtype, device=args.device)
+    learner = LoraLearner(model_dir, rank=16, temperature=1.0, learning_rate=1e-4, dtype=dtype, device=args.device,
+                          action_regex=regex)
     report["learner_load_s"] = round(time.perf_counter() - t0, 2)
     trainable = [n for n, p in learner.model.named_parameters() if p.requires_grad]
     report["lora_parameters"] = sum(p.numel() for p in learner.trainable_parameters())
@@ -128,6 +147,7 @@ def main() -> int:
             diffs = [float((learner.completion_logprobs(prompt, s.tokens) - torch.tensor(s.logprobs)).abs().max())
                      for s in samples if s.tokens]
             report["max_abs_logprob_diff_at_equal_weights"] = max(diffs)
+            report["completions_stopped"] = sum(s.stop_reason == "stop" for s in samples)
         rewards = [float(i % 2) for i in range(len(samples))]   # fixed and varied: the timing is the point, not what is learned
         data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, group_advantages(rewards))]
         t = time.perf_counter()
@@ -141,6 +161,8 @@ def main() -> int:
         t = time.perf_counter()
         learner.save_adapter(model_dir / "adapters" / f"step-{step + 1}")
         save_s = time.perf_counter() - t
+        if step == 0:   # the first step's data are on-policy: its ratio learner/sampler is 1 up to numerics
+            report["sampler_ratio_at_equal_weights"] = [result.metrics["sampler_ratio/min"], result.metrics["sampler_ratio/max"]]
         steps.append({"step": step + 1, "sample_s": round(sample_s, 3), "sampled_tokens": tokens,
                       "sample_tokens_per_s": round(tokens / sample_s, 1), "forward_backward_s": round(fb_s, 3),
                       "optim_step_s": round(optim_s, 3), "save_adapter_s": round(save_s, 3),
@@ -149,6 +171,10 @@ def main() -> int:
     report["steps"] = steps
     if args.device == "cuda":
         report["max_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
+    else:
+        import resource
+
+        report["max_rss_gib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2)
     text = json.dumps(report, indent=2)
     print(text)
     if os.environ.get("OUT"):

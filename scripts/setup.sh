@@ -54,6 +54,14 @@ elif ! fresh $stamp_demo && ! fresh $stamp_test; then
   touch $stamp_demo
 fi
 
+# xgrammar, vLLM's grammar library: the local_lora learner replays vLLM's grammar mask with it
+# (halo.trainers.lora_grammar). --no-deps: its wheel lists triton, a GPU kernel compiler (~300 MB)
+# that its CPU matcher never imports; its one other native dependency is apache-tvm-ffi.
+if ! .venv/bin/python -c "import xgrammar" 2>/dev/null; then
+  echo "setup: installing xgrammar (the learner's grammar mask, as vLLM computes it)"
+  .venv/bin/pip install -q --no-deps xgrammar==0.2.8 apache-tvm-ffi==0.1.15.post2
+fi
+
 have_playwright_chromium() {
   .venv/bin/python - <<'PY'
 import os, sys

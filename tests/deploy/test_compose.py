@@ -285,10 +285,12 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need(tmp_path:
     # exactly these flags: each one something the gateway or the trainer relies on
     assert set(flags) == {"--model", "--served-model-name", "--host", "--port", "--enable-lora", "--max-lora-rank",
                           "--max-loras", "--logprobs-mode", "--generation-config", "--max-model-len",
-                          "--limit-mm-per-prompt"}, sorted(flags)
+                          "--limit-mm-per-prompt", "--structured-outputs-config"}, sorted(flags)
     assert flags["--served-model-name"] == VLLM_SERVED_MODEL and flags["--logprobs-mode"] == "processed_logprobs"
     # vLLM's neutral sampling defaults, never the checkpoint's (Qwen3-VL-Instruct's top_k 20, top_p 0.8)
     assert flags["--generation-config"] == "vllm"
+    # constrained sampling masks with xgrammar, the library the learner replays the mask with
+    assert json.loads(flags["--structured-outputs-config"]) == {"backend": "xgrammar"}
     assert int(flags["--max-lora-rank"]) >= RunSpec().lora_rank        # a default run's adapter loads
     assert int(flags["--max-loras"]) >= 3          # K+1 adapter versions of an async run (K=2) at once
     assert vllm["environment"]["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"

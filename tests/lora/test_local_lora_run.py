@@ -13,6 +13,37 @@ import pytest
 from halo.runs.context import ServiceTargets
 from halo.runs.spec import RunSpec
 
+#: A page layout of the task and a token budget that give every group a learning signal: the policy
+#: writes one click of a two-click menu (the grammar makes every finished completion a valid action),
+#: and the random model spells out a varying share of it, so about half the completions end within
+#: MENU_TOKENS (a valid action: +0.1) and the rest are cut (unparsed: -0.2) whichever element they
+#: pick. A group of four then sees two rewards far more often than not, and its step trains (a step
+#: whose advantages are all zero takes no optimizer step). Sampling is seeded: the runs are repeatable.
+LAYOUT = 2
+MENU_TOKENS = 60
+
+
+async def two_click_menu(env) -> dict:
+    """extra for a run within a menu of the Sign up button and one other element of page LAYOUT."""
+    from halo.agent import actions as A
+    from halo.agent.formats import ActionFormat
+    from halo.agent.grammar import choice_regex
+
+    created = await env.create_session("playground-signup", seed=LAYOUT)
+    try:
+        elements = [e for e in created.observation.elements if e.interactive and e.bid]
+    finally:
+        await env.close_session(created.session_id)
+    answer = next(e.bid for e in elements if e.role == "button" and e.name == "Sign up")
+    other = next(e.bid for e in elements if e.bid != answer)
+    regex = choice_regex(ActionFormat.QWEN_COMPUTER_USE, [A.ClickElement(answer), A.ClickElement(other)])
+    return {"action_regex": regex, "layout_seeds": [LAYOUT], "screenshots": False}
+
+
+def trained(rows: list[dict]) -> list[dict]:
+    """The rows of steps that took an optimizer step."""
+    return [r for r in rows if not r.get("optim_skipped")]
+
 
 async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env, tiny_dir, tmp_path: Path):
     from halo.trainer.jobs import JobManager
@@ -21,8 +52,9 @@ async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env,
     from halo.cli.registry import resolve_trainer
 
     spec = RunSpec(
-        name="local-lora", backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=2,
-        max_steps=1, max_tokens=8, learning_rate=1e-3, lora_rank=4, checkpoint_every=1, extra={"model_dir": tiny_dir},
+        name="local-lora", backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=4,
+        max_steps=1, max_tokens=MENU_TOKENS, learning_rate=1e-3, lora_rank=4, checkpoint_every=1, temperature=1.0,
+        extra={"model_dir": tiny_dir, **await two_click_menu(env)},
     )
     assert resolve_trainer(spec) is train_local_lora
     jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target), resolve_trainer, auto_resume=False)
@@ -32,10 +64,13 @@ async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env,
     assert done.state is RunState.SUCCEEDED, done.error
     rows = jobs.store.metrics(record.run_id)
     assert [r["step"] for r in rows] == [1, 2]
+    assert trained(rows), f"no step of this seeded run drew two outcomes in a group: {rows}"
     for row in rows:
-        assert row["episodes"] == 2 and row["env_failures"] == 0 and row["episode_length"] == 1
-        assert row["datums"] == 2 and row["tokens_trained"] >= 2 and row["updates"] == row["step"]
-        assert "loss" in row and row["env/all/total_episodes"] == 2
+        assert row["episodes"] == 4 and row["env_failures"] == 0 and row["episode_length"] == 1
+        assert row["datums"] == 4 and row["env/all/total_episodes"] == 4
+        assert row["optim_skipped"] == float(row["reward_std"] == 0)   # no optimizer step without a reward spread
+    for count, row in enumerate(trained(rows), start=1):
+        assert row["tokens_trained"] >= 4 and row["updates"] == count and "loss" in row
     checkpoints = jobs.checkpoints(record.run_id)
     assert [c.step for c in checkpoints] == [1, 2]
     adapter = Path(checkpoints[-1].path) / "adapter"
@@ -43,7 +78,7 @@ async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env,
     assert config["r"] == 4 and (adapter / "adapter_model.safetensors").exists()
     restored = LoraLearner(tiny_dir, rank=4)
     restored.load(Path(checkpoints[-1].path))
-    assert restored.updates == 2
+    assert restored.updates == len(trained(rows))
     assert (await env.pool_stats()).active_sessions == 0
 
     missing = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=1)
@@ -52,7 +87,7 @@ async def test_a_local_lora_run_trains_and_checkpoints_peft_adapters(stack, env,
     assert jobs.get(failed.run_id).state is RunState.FAILED and "model_dir" in jobs.get(failed.run_id).error
 
 
-async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_adapter(stack, tiny_dir, vllm_gateway,
+async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_adapter(stack, env, tiny_dir, vllm_gateway,
                                                                                        vllm_server, vllm_recorder,
                                                                                        tmp_path: Path):
     """End to end on a real vLLM: env service -> gateway (vLLM route) -> learner -> adapter -> vLLM.
@@ -66,8 +101,9 @@ async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_a
     from halo.cli.registry import resolve_trainer
     from tests.vllm_helpers import served_adapters
 
-    spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=2, max_steps=1,
-                   max_tokens=8, learning_rate=1e-3, lora_rank=4, extra={"model_dir": tiny_dir, "serve_route": "qwen3vl-recorded"})
+    spec = RunSpec(backend="local_lora", task_ids=["playground-signup"], total_steps=2, group_size=4, max_steps=1,
+                   max_tokens=MENU_TOKENS, learning_rate=1e-3, lora_rank=4, temperature=1.0,
+                   extra={"model_dir": tiny_dir, "serve_route": "qwen3vl-recorded", **await two_click_menu(env)})
     jobs = JobManager(tmp_path, ServiceTargets(stack.env_target, stack.reward_target, vllm_gateway.target), resolve_trainer,
                       auto_resume=False)
     first_request = len(vllm_recorder.requests)
@@ -81,19 +117,21 @@ async def test_a_local_lora_run_samples_through_vllm_and_hot_loads_every_steps_a
     rows = jobs.store.metrics(record.run_id)
     assert [r["step"] for r in rows] == [1, 2]
     name = f"run-{record.run_id}"
-    # what vLLM answered, in order: v0 loaded, step 1's two samples from it, v1 loaded, step 2's from v1
+    # what vLLM answered, in order: v0 loaded, step 1's four samples from it, v1 loaded, step 2's from v1
     calls = [(r["path"].rsplit("/", 1)[-1], r.get("served") or r.get("lora_name")) for r in vllm_recorder.requests[first_request:]]
     chats = [served for path, served in calls if path == "completions"]
-    assert chats == [f"{name}-v0"] * 2 + [f"{name}-v1"] * 2, calls
+    assert chats == [f"{name}-v0"] * 4 + [f"{name}-v1"] * 4, calls
     loads = [i for i, (path, _) in enumerate(calls) if path == "load_lora_adapter"]
     assert [calls[i][1] for i in loads] == [f"{name}-v0", f"{name}-v1", f"{name}-v2"], calls
     for row, version in zip(rows, (0, 1)):
         # the step's metrics name the version vLLM answered with, and the learner trained on it
         assert row["adapter_version_min"] == row["adapter_version_max"] == version
-        assert row["sample_calls"] == 2 and row["sampled_tokens"] >= 2 and row["datums"] == 2
-        assert abs(row["sampler_ratio/min"] - 1.0) < 1e-3 and abs(row["sampler_ratio/max"] - 1.0) < 1e-3   # on-policy q
+        assert row["sample_calls"] == 4 and row["sampled_tokens"] >= 4 and row["datums"] == 4
         assert row["adapter_load_s"] > 0 and row["time/sample_s"] > 0 and row["time/learn_s"] > 0
-        assert row["episodes"] == 2 and row["env_failures"] == 0
+        assert row["episodes"] == 4 and row["env_failures"] == 0
+    assert trained(rows), f"no step of this seeded run drew two outcomes in a group: {rows}"
+    for row in trained(rows):   # the learner scores vLLM's masked q: on-policy, ratio 1
+        assert abs(row["sampler_ratio/min"] - 1.0) < 1e-3 and abs(row["sampler_ratio/max"] - 1.0) < 1e-3, row
     assert loaded_during_run and loaded_during_run <= {f"{name}-v1", f"{name}-v2"}   # v0 unloaded once v1 was in
     assert served_adapters(vllm_server) == {}                                # unloaded when the run ended
     serving = tmp_path / record.run_id / "serving"
@@ -189,7 +227,7 @@ async def test_vllm_killed_mid_run_fails_the_run_unavailable_and_keeps_its_check
         assert [c.step for c in checkpoints] == [r["step"] for r in jobs.store.metrics(record.run_id)] == list(range(1, failed.step + 1))
         restored = LoraLearner(tiny_dir, rank=4)
         restored.load(Path(checkpoints[-1].path))
-        assert restored.updates == failed.step
+        assert restored.updates == len(trained(jobs.store.metrics(record.run_id)))
         async with PolicyClient(gateway.target, timeout_s=30) as policy:
             with pytest.raises(Unavailable, match="route 'doomed'"):
                 await policy.sample("doomed", input=pages.policy_input())

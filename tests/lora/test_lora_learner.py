@@ -72,7 +72,8 @@ def test_sampler_and_trainer_logprobs_agree_with_the_lora_at_init(tiny_dir, prom
     mask = datum.loss_fn_inputs["mask"].to_torch() > 0
     assert torch.allclose(result.logprobs[0][mask], torch.tensor(samples[0].logprobs), atol=1e-4)
     assert result.metrics["mean_ratio"] == pytest.approx(1.0, abs=1e-4)
-    assert result.loss == pytest.approx(-len(samples[0].tokens), abs=1e-3)   # -(sum of ratio * A) with A = 1
+    assert result.metrics["loss:sum"] == pytest.approx(-len(samples[0].tokens), abs=1e-3)   # -(sum of ratio * A) with A = 1
+    assert result.loss == pytest.approx(-1.0, abs=1e-4)   # the default aggregation: the mean over the trained tokens
     learner.optimizer.zero_grad(set_to_none=True)
     # a learner scoring at another temperature would not agree (the test can fail)
     other = LoraLearner(tiny_dir, rank=RANK, temperature=1.0)
@@ -128,6 +129,42 @@ def test_truncated_importance_sampling_caps_the_sampler_correction_and_clips_onl
         rl_loss("ppo", target, sampled, adv, tis_cap=0.0)
 
 
+def test_tokens_far_below_the_samplers_probability_are_not_trained_on():
+    """The off-policy weight is bounded on both sides: capped above (tis_cap), and a token whose ratio
+    learner/sampler is under mask_low leaves the loss (prime-rl's token_mask_low)."""
+    target = torch.tensor([-1.0, -4.0, -0.5, -1.2], requires_grad=True)
+    sampled = torch.tensor([-1.0, -1.0, -1.0, -1.0])       # ratios 1, e^-3 (under 1/8), e^0.5, e^-0.2
+    adv = torch.tensor([1.0, 1.0, -1.0, 1.0])
+    terms = rl_loss("importance_sampling", target, sampled, adv, tis_cap=2.0, mask_low=0.125)
+    assert terms.masked_low.tolist() == [False, True, False, False] and terms.per_token[1] == 0
+    terms.loss.backward()
+    assert target.grad[1] == 0 and bool((target.grad[[0, 2, 3]] != 0).all())
+    unbounded = rl_loss("importance_sampling", target.detach(), sampled, adv, tis_cap=2.0)
+    assert not unbounded.masked_low.any() and unbounded.per_token[1] != 0
+    with pytest.raises(ValueError, match="mask_low"):
+        rl_loss("ppo", target, sampled, adv, mask_low=0.0)
+
+
+def test_the_loss_aggregations_scale_the_summed_gradient(tiny_dir, prompt, group):
+    """token_mean (the default, DAPO / verl) = the summed loss / the step's trained tokens; Dr. GRPO's
+    seq_mean_token_sum_norm = the sum / (datums x the constant); sum = Tinker's. Same direction, and
+    each scale as documented."""
+    samples, advantages = group
+    data = [datum_from_completion(prompt, s.tokens, s.logprobs, a) for s, a in zip(samples, advantages)]
+    tokens = sum(len(s.tokens) for s in samples)
+    grads = {}
+    for agg in ("sum", "token_mean", "seq_mean_token_sum_norm"):
+        learner = LoraLearner(tiny_dir, rank=RANK, temperature=TEMPERATURE, seed=0, loss_agg=agg, loss_agg_norm=300)
+        result = learner.forward_backward(data, "importance_sampling")
+        grads[agg] = torch.cat([p.grad.flatten() for p in learner.trainable_parameters() if p.grad is not None])
+        assert result.metrics["loss:sum"] == pytest.approx(result.loss * {"sum": 1, "token_mean": tokens,
+                                                                          "seq_mean_token_sum_norm": len(data) * 300}[agg], rel=1e-4)
+    assert torch.allclose(grads["token_mean"] * tokens, grads["sum"], rtol=1e-3, atol=1e-6)
+    assert torch.allclose(grads["seq_mean_token_sum_norm"] * len(data) * 300, grads["sum"], rtol=1e-3, atol=1e-6)
+    with pytest.raises(ValueError, match="loss_agg"):
+        LoraLearner(tiny_dir, rank=RANK, loss_agg="mean")
+
+
 def test_a_step_reports_the_sampler_learner_mismatch(tiny_dir, prompt, group):
     """Datums whose sampler logprobs are not the learner's (a stale or differently computed
     sampler): the step's metrics show the ratio's spread, the capped fraction and the k3 KL; on
@@ -161,7 +198,7 @@ def trained(tiny_dir, prompt, group):
     before = [learner.completion_logprobs(prompt, s.tokens).sum().item() for s in samples]
     losses = []
     for _ in range(4):
-        losses.append(learner.forward_backward(data, "importance_sampling").loss)
+        losses.append(learner.forward_backward(data, "importance_sampling").metrics["loss:sum"])
         learner.optim_step()
     after = [learner.completion_logprobs(prompt, s.tokens).sum().item() for s in samples]
     return learner, data, losses, before, after

@@ -131,3 +131,37 @@ def test_the_shipped_training_route_never_samples_a_vision_token(vllm_server, ti
     assert pushed and set(pushed) <= vision          # the control: without the ban, only vision tokens
     banned, logprobs = sample(route.extra_body)
     assert banned and not set(banned) & vision and all(math.isfinite(lp) for lp in logprobs), banned
+
+
+async def test_under_a_grammar_the_learner_scores_the_masked_distribution_vllm_sampled(vllm_gateway, tiny_dir):
+    """Constrained sampling: vLLM draws every token within the action regex (structured outputs, the
+    xgrammar backend) and reports the masked, renormalised logprobs q; the learner built with the
+    same regex replays the mask and scores each sampled token with q itself (ratio 1 at equal
+    weights), for a fixed menu and for the whole action grammar. Without the mask the learner's
+    p = q·Z_t is far below it (the control: the mask is what makes them equal)."""
+    from halo.agent import actions as A
+    from halo.agent.formats import ActionFormat
+    from halo.agent.grammar import action_regex, choice_regex
+    from halo.client.policy import PolicyClient
+    from halo.v1 import policy_pb2 as ppb
+
+    context = pages.context()
+    images = [p for m in build_prompt(context, PromptOptions()).messages for p in m.parts if isinstance(p, ImagePart)]
+    menu = choice_regex(ActionFormat.QWEN_COMPUTER_USE, [A.ClickElement(b) for b in ("1", "5", "12", "13", "40")])
+    plain = LoraLearner(tiny_dir, rank=4, temperature=1.0, seed=0)
+    async with PolicyClient(vllm_gateway.target, timeout_s=300) as policy:
+        for name, regex, max_tokens in (("menu", menu, 160), ("action grammar", action_regex(), 60)):
+            learner = LoraLearner(tiny_dir, rank=4, temperature=1.0, seed=0, action_regex=regex)
+            response = await policy.sample(ROUTE, input=context, n=4, temperature=1.0, seed=11, logprobs=True,
+                                           max_tokens=max_tokens, output_regex=regex,
+                                           action_format=ppb.ACTION_FORMAT_QWEN_COMPUTER_USE)
+            prompt = prompt_from_token_ids(response.prompt_token_ids, images, learner.inputs.image_token_id)
+            worst, unmasked_gap = 0.0, 0.0
+            for c in response.candidates:
+                q = torch.tensor(list(c.logprobs))
+                mine = learner.completion_logprobs(prompt, list(c.token_ids))
+                worst = max(worst, float((mine - q).abs().max()))
+                unmasked_gap = max(unmasked_gap, float((q - plain.completion_logprobs(prompt, list(c.token_ids))).max()))
+            print(f"{name}: learner (masked) vs vLLM max abs diff {worst:.2e}; unmasked learner up to {unmasked_gap:.2f} nats below")
+            assert worst < PARITY_TOLERANCE, name
+            assert unmasked_gap > 1.0, name

@@ -339,6 +339,17 @@ def _model_flags(args: argparse.Namespace) -> tuple[str, dict]:
     return model or "embedded", extra
 
 
+#: `--eval-every` when not given: every 5 steps, except on local_lora, which has no in-run evaluation
+#: (evaluate its checkpoints with `halo eval`).
+DEFAULT_EVAL_EVERY = 5
+
+
+def _eval_every(args: argparse.Namespace) -> int:
+    if args.eval_every is None:
+        return 0 if args.backend == "local_lora" else DEFAULT_EVAL_EVERY
+    return args.eval_every
+
+
 def run(args: argparse.Namespace) -> int:
     defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
     task_ids, suite_defaults = _task_ids(args)
@@ -354,16 +365,17 @@ def run(args: argparse.Namespace) -> int:
         loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
         reward_overrides=(_reward_overrides(args.reward_overrides) if args.reward_overrides is not None
                           else defaults["reward_overrides"] | suite_defaults.get("reward_overrides", {})),
-        extra={"eval_every": args.eval_every, "update_epochs": args.update_epochs or defaults["update_epochs"],
+        extra={"eval_every": _eval_every(args), "update_epochs": args.update_epochs or defaults["update_epochs"],
                "entropy_coef": args.entropy_coef if args.entropy_coef is not None else defaults["entropy_coef"],
                "max_staleness": args.max_staleness, "stale_rule": args.stale_rule},
     )
     spec.extra |= model_extra
     spec.reward_overrides = success_overrides(args.success, spec.reward_overrides)
     spec.extra["success"] = args.success
-    if "eval_seeds" in suite_defaults:
+    if "eval_seeds" in suite_defaults and spec.extra["eval_every"]:
         spec.extra["eval_seeds"] = suite_defaults["eval_seeds"]
-    spec.extra |= suite_defaults.get("extra", {})
+    if args.backend == "embedded":   # a suite's knobs are the embedded policy's (relevance_prior)
+        spec.extra |= suite_defaults.get("extra", {})
     if args.tinker_sampling:
         spec.extra["tinker_sampling"] = args.tinker_sampling
     if args.sample_timeout_s < 0:
@@ -463,8 +475,9 @@ def add_parser(sub) -> None:
     train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0, help="the run's seed: which tasks, layouts and samples each step draws")
-    train.add_argument("--eval-every", type=int, default=5, help="greedy evaluation of the training tasks on unseen seeds every N steps (0: never; "
-                            "new layouts on the playground, the same pages on a REAL replica)")
+    train.add_argument("--eval-every", type=int, default=None, help="greedy evaluation of the training tasks on unseen seeds every N steps (default 5, 0: never; "
+                            "new layouts on the playground, the same pages on a REAL replica; local_lora has none: "
+                            "evaluate its checkpoints with halo eval)")
     train.add_argument("--update-epochs", type=int, default=0, help="gradient passes over each step's batch (default: 4 embedded, 1 otherwise)")
     train.add_argument("--success", default="agisdk", choices=SUCCESS_CHOICES, help=SUCCESS_HELP)
     train.add_argument("--reward-overrides", default=None, metavar="JSON",

@@ -12,6 +12,9 @@ server and `halo bench rollout` all start it through `start()`, with the flags t
   generation_config.json (Qwen3-VL-Instruct's sets top_k 20 and top_p 0.8, which vLLM would apply
   to every request that leaves them out, truncating the distribution the learner scores); the
   gateway also sends every sampling field explicitly (halo.policy.backends.openai_compat);
+- `--structured-outputs-config {"backend": "xgrammar"}`: constrained sampling (`--constrain-actions`)
+  always masks with xgrammar, never another backend vLLM's `auto` might pick for a regex, because the
+  learner replays that mask with xgrammar (halo.trainers.lora_grammar);
 - `--served-model-name`: the gateway route's `served_model`.
 
 Why the OpenAI chat route (and not /inference/v1/generate or `--grpc`): the gateway builds the
@@ -179,6 +182,7 @@ def command(model_dir: str | Path, port: int, *, served_model: str = "", host: s
         "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
         "--logprobs-mode", "processed_logprobs",
         "--generation-config", "vllm",             # neutral defaults, not the checkpoint's top_k / top_p
+        "--structured-outputs-config", '{"backend": "xgrammar"}',   # the grammar mask the learner replays
         # CPU engine settings for a small machine: whole prompts, no async scheduler
         "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
         "--max-model-len", "8192",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import io
 import secrets
 import time
@@ -167,9 +168,21 @@ async def run_eval(
             if policy is None:
                 gateway = await stack.enter_async_context(PolicyClient(services.gateway, token=services.token, tls_ca=services.tls_ca,
                                                                            timeout_s=300))
+                if resolved.adapter_path:
+                    # a name of this eval's own (a resume reuses it): a vLLM route takes one set of weights
+                    # per name, so two evals of one mode with other folders never share one; unloaded at the end
+                    resolved = dataclasses.replace(resolved, adapter=f"{resolved.adapter}-{spec.eval_id}")
+                    stack.push_async_callback(_unload_quietly, gateway, resolved.route, resolved.adapter)
                 emit("log", {"message": f"checking route {resolved.route!r}" + (f" with adapter {resolved.adapter!r}" if resolved.adapter else "")})
                 policy = await prepare_gateway(gateway, resolved, spec.temperature)
             return await _run_episodes(spec, store, env, reward, policy, by_id, emit, stop or (lambda: False))
+
+
+async def _unload_quietly(client: PolicyClient, route: str, adapter: str) -> None:
+    try:
+        await client.unload_adapter(route, adapter)
+    except HaloError:
+        pass   # the gateway or its engine may be gone; the adapter goes with it
 
 
 async def _run_episodes(spec: EvalSpec, store: EvalStore, env: EnvClient, reward: RewardClient, policy: Policy,

@@ -6,11 +6,14 @@ Same data, same losses as the Tinker backend, computed locally:
   (`rl.data_processing.trajectory_to_data`): the rendered observation (text tokens + screenshot
   ImageChunks, from the `qwen3_vl_instruct` renderer) followed by the sampled completion,
   shifted by one, with `target_tokens`, the sampler's `logprobs` and per-token `advantages`;
-- `forward_backward(data, loss_fn)` computes Tinker's documented losses token-wise and summed:
+- `forward_backward(data, loss_fn)` computes Tinker's documented losses token-wise:
   importance_sampling `-(p/q)·A`, ppo `-min(r·A, clip(r, 0.8, 1.2)·A)`, cispo
   `-sg(clip(r))·log p·A`, dro `-(log p·A - β/2·(log p - log q)²)`, by default with the
-  sampler correction truncated (`tis_cap`, lora_model.rl_loss: w = min(p/q, 2) detached, the
-  clip against the proximal policy) and the step's mismatch metrics (`off_policy_metrics`);
+  sampler correction bounded (`tis_cap`, `tis_mask_low`, lora_model.rl_loss: w = min(p/q, 2)
+  detached, tokens under 1/8 left out, the clip against the proximal policy), aggregated by
+  `loss_agg` (the token mean by default), with the step's mismatch metrics (`off_policy_metrics`);
+  under a grammar (`action_regex`) every position is scored over the tokens it allowed
+  (lora_grammar), the distribution vLLM sampled from;
   `optim_step()` is Adam (β = 0.9, 0.95, like the cookbook's AdamParams) on the LoRA parameters only;
 - `save_adapter(folder)` writes a PEFT adapter (adapter_config.json + adapter_model.safetensors),
   which vLLM loads as a runtime LoRA (the gateway's LoadAdapter with `path=folder`) and which
@@ -52,9 +55,14 @@ from halo.trainers.async_rollouts import AsyncSettings, Redone, RolloutPipeline,
 from halo.trainers.learner import sample_gateway
 from halo.trainers.tinker_env import BrowserTaskConfig, HaloBrowserDataset, env_failure_strategy, expand_task_refs
 from halo.trainers.tinker_train import loss_fn_config_for
+from halo.trainers.lora_grammar import TokenGrammar, segments
 from halo.trainers.lora_model import (  # noqa: F401 (datum_from_completion, LOSS_FUNCTIONS: this module's API)
-    LOSS_FUNCTIONS, QwenVLInputs, _tensor, datum_from_completion, load_base_model, load_processors, rl_loss, token_logprobs,
-    vision_token_ids,
+    LOSS_FUNCTIONS, QwenVLInputs, _tensor, datum_from_completion, load_base_model, load_processors, masked_scaled_logits,
+    rl_loss, token_logprobs, vision_token_ids,
+)
+from halo.trainers.lora_options import (  # noqa: F401 (the defaults: this module's API)
+    DEFAULT_GRAD_CLIP_NORM, DEFAULT_LOSS_AGG, DEFAULT_MICRO_BATCH_TOKENS, DEFAULT_TIS_CAP, DEFAULT_TIS_MASK_LOW,
+    LOSS_AGGREGATIONS, LocalLoraOptions,
 )
 from halo.trainers.lora_sampler import LocalSamplingClient, PeftSampler
 from halo.trainers.vllm_rollout import GatewayGroupBuilder, GatewayPolicy, SampleClock, rollout_batch
@@ -65,33 +73,24 @@ ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 
 # ---------------------------------------------------------------------------------- learner
 
-#: The truncated importance-sampling cap of a local_lora run (extra.tis_cap; 0 = Tinker's exact
-#: losses, ratios against the sampler, no cap): 2, as in Yao et al. 2025 and verl's rollout IS default.
-DEFAULT_TIS_CAP = 2.0
-
-
-#: Global gradient-norm clip of every optimizer step (extra.grad_clip_norm; 0 = none): 1.0, the
-#: default of verl, OpenRLHF and TRL.
-DEFAULT_GRAD_CLIP_NORM = 1.0
-#: A forward_backward micro-batch's padded size (rows x longest datum), extra.micro_batch_tokens.
-DEFAULT_MICRO_BATCH_TOKENS = 4096
-
-
 def off_policy_metrics(terms: Sequence[Any]) -> dict[str, float]:
     """A step's sampler/learner mismatch over its trained tokens: the ratio learner/sampler
     (mean, min, max; `mean_ratio` is the mean too), the fraction of tokens whose truncated-IS
-    weight hit the cap and whose PPO/CISPO clip was active, and the k3 estimate of
+    weight hit the cap, that fell under the lower bound (not trained on), and whose PPO/CISPO
+    clip was active, and the k3 estimate of
     KL(sampler || learner) (Schulman 2020; prime-rl and verl log the same)."""
     if not terms:
         return {}
     ratio = torch.cat([t.ratio.float().cpu() for t in terms])
     capped = torch.cat([t.capped.cpu() for t in terms]).float()
+    masked_low = torch.cat([t.masked_low.cpu() for t in terms]).float()
     clipped = torch.cat([t.clipped.cpu() for t in terms]).float()
     k3 = torch.cat([t.kl_k3.float().cpu() for t in terms])
     return {
         "mean_ratio": float(ratio.mean()), "sampler_ratio/mean": float(ratio.mean()),
         "sampler_ratio/min": float(ratio.min()), "sampler_ratio/max": float(ratio.max()),
-        "sampler_ratio/frac_capped": float(capped.mean()), "policy_ratio/frac_clipped": float(clipped.mean()),
+        "sampler_ratio/frac_capped": float(capped.mean()), "sampler_ratio/frac_masked_low": float(masked_low.mean()),
+        "policy_ratio/frac_clipped": float(clipped.mean()),
         "kl_sampler_learner_k3": float(k3.mean()),
     }
 
@@ -111,7 +110,8 @@ class LoraLearner:
         dtype: torch.dtype | None = None, device: str = "cpu", adapter: str | Path | None = None,
         tis_cap: float | None = DEFAULT_TIS_CAP, grad_clip_norm: float = DEFAULT_GRAD_CLIP_NORM,
         micro_batch_tokens: int = DEFAULT_MICRO_BATCH_TOKENS, gradient_checkpointing: bool = False,
-        fp32_logits: bool = True,
+        fp32_logits: bool = True, action_regex: str = "", tis_mask_low: float | None = DEFAULT_TIS_MASK_LOW,
+        loss_agg: str = DEFAULT_LOSS_AGG, loss_agg_norm: int = 0,
     ) -> None:
         from peft import LoraConfig, PeftModel, get_peft_model
 
@@ -120,6 +120,12 @@ class LoraLearner:
         if tis_cap is not None and not tis_cap > 0:
             raise ValueError(f"tis_cap must be > 0 (None: Tinker's losses, no cap), got {tis_cap}")
         self.tis_cap = tis_cap
+        if tis_mask_low is not None and not tis_mask_low > 0:
+            raise ValueError(f"tis_mask_low must be > 0 (None: train on every token), got {tis_mask_low}")
+        self.tis_mask_low = tis_mask_low
+        if loss_agg not in LOSS_AGGREGATIONS or loss_agg_norm < 0:
+            raise ValueError(f"loss_agg must be one of {LOSS_AGGREGATIONS} (got {loss_agg!r}) and loss_agg_norm >= 0 (got {loss_agg_norm})")
+        self.loss_agg, self.loss_agg_norm = loss_agg, loss_agg_norm
         if micro_batch_tokens < 1 or grad_clip_norm < 0:
             raise ValueError(f"micro_batch_tokens must be >= 1 and grad_clip_norm >= 0 (got {micro_batch_tokens}, {grad_clip_norm})")
         self.grad_clip_norm, self.micro_batch_tokens = grad_clip_norm, micro_batch_tokens
@@ -129,6 +135,9 @@ class LoraLearner:
         base = load_base_model(model_dir, dtype, device)
         self.inputs = QwenVLInputs(self.image_processor, base.config.image_token_id)
         self.banned = vision_token_ids(base.config)
+        # the mask of constrained sampling, replayed (lora_grammar): the logits' width is the LM head's
+        self.grammar = (TokenGrammar.for_checkpoint(action_regex, model_dir, self.tokenizer, base.lm_head.weight.shape[0])
+                        if action_regex else None)
         if adapter is not None:
             self.model = PeftModel.from_pretrained(base, str(adapter), is_trainable=True)
         else:
@@ -164,12 +173,53 @@ class LoraLearner:
         bias = None if head.bias is None else head.bias.detach().float()
         return torch.nn.functional.linear(hidden.float(), self._head32, bias)
 
+    def allowed(self, tokens: Sequence[int]) -> torch.Tensor | None:
+        """The grammar's mask before each token of one completion (None without a grammar)."""
+        return None if self.grammar is None else self.grammar.allowed(tokens)
+
     @torch.no_grad()
     def completion_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int]) -> torch.Tensor:
-        """log p(token_i | prompt, tokens_<i) for each completion token, at the learner's temperature."""
+        """log q(token_i | prompt, tokens_<i) for each completion token, at the learner's temperature,
+        over what the sampler could draw there (the vision placeholders banned, the grammar's mask)."""
         inputs = self.inputs.encode(prompt, extra_tokens=tokens[:-1], device=self.device)
         logits = self._logits(self._hidden(inputs)[0, -len(tokens):])
-        return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), self.temperature, self.banned).cpu()
+        return token_logprobs(logits, torch.tensor(list(tokens), device=self.device), self.temperature, self.banned,
+                              self.allowed(tokens)).cpu()
+
+    @torch.no_grad()
+    def next_token_logprobs(self, prompt: tinker.ModelInput, tokens: Sequence[int] = ()) -> torch.Tensor:
+        """log q(· | prompt, tokens) over the vocabulary [V] (−inf where the sampler could not draw):
+        the distribution of the completion's next token after `tokens`."""
+        inputs = self.inputs.encode(prompt, extra_tokens=tokens, device=self.device)
+        logits = self._logits(self._hidden(inputs)[0, -1:])
+        allowed = None if self.grammar is None else self.grammar.next_allowed(tokens).unsqueeze(0)
+        return torch.log_softmax(masked_scaled_logits(logits, self.temperature, self.banned, allowed), dim=-1)[0].cpu()
+
+    def _allowed_at(self, targets: torch.Tensor, positions: torch.Tensor) -> torch.Tensor | None:
+        """The grammar's mask at a datum's trained positions: each maximal run of positions is one
+        completion (a datum of a multi-action episode holds several, observation tokens between them),
+        whose grammar starts afresh at its first token."""
+        if self.grammar is None:
+            return None
+        pieces = [self.grammar.allowed(targets[start:end].tolist()) for start, end in segments(positions)]
+        return torch.cat(pieces) if pieces else torch.zeros(0, self.grammar.vocab_size, dtype=torch.bool)
+
+    @torch.no_grad()
+    def reference_logprobs(self, data: Sequence[tinker.Datum]) -> list[torch.Tensor]:
+        """The base model's (LoRA off) logprob of each datum's targets at its trained positions (0
+        elsewhere), over what the sampler could draw there: the reference of the KL penalty."""
+        out: list[torch.Tensor] = []
+        with self.model.disable_adapter():
+            for datum in data:
+                targets = datum.loss_fn_inputs["target_tokens"].to_torch().long()
+                positions = (datum.loss_fn_inputs["mask"].to_torch() > 0).nonzero().squeeze(-1)
+                logprobs = torch.zeros(targets.shape[0])
+                if positions.numel():
+                    hidden = self._hidden(self.inputs.encode(datum.model_input, device=self.device))[0, positions.to(self.device)]
+                    logprobs[positions] = token_logprobs(self._logits(hidden), targets[positions].to(self.device), self.temperature,
+                                                         self.banned, self._allowed_at(targets, positions)).cpu()
+                out.append(logprobs)
+        return out
 
     def micro_batches(self, lengths: Sequence[int]) -> list[list[int]]:
         """Datum indices in order, grouped so that a group's padded size (rows x longest) stays within
@@ -189,7 +239,10 @@ class LoraLearner:
 
     def forward_backward(self, data: Sequence[tinker.Datum], loss_fn: str = "importance_sampling",
                          loss_fn_config: dict[str, float] | None = None) -> StepResult:
-        """Accumulate the gradient of the summed loss over `data`, a micro-batch at a time.
+        """Accumulate the gradient of the step's loss over `data`, a micro-batch at a time: the
+        per-token losses aggregated by `loss_agg` (token mean by default; `StepResult.loss` is that,
+        `metrics["loss:sum"]` the plain sum). With a grammar every trained position is scored over the
+        tokens it allowed there, the distribution vLLM sampled from.
 
         Only the trained positions (the sampled completion) go through the LM head; the result's
         per-datum logprobs hold the learner's logprob there and NaN elsewhere."""
@@ -206,6 +259,8 @@ class LoraLearner:
             if datum.model_input.length != targets.shape[0]:
                 raise ValueError(f"datum has {targets.shape[0]} targets for {datum.model_input.length} input positions")
             mask = _tensor(datum, "mask")
+            if mask is None and self.grammar is not None:
+                raise ValueError("a constrained run's datum needs its mask: the grammar restarts at each completion it marks")
             # The sampled tokens: the mask when the datum has one (the cookbook strips it before
             # sending), else where the cookbook put an advantage or a sampler logprob (the
             # observation's positions carry 0 for both and contribute nothing).
@@ -213,7 +268,9 @@ class LoraLearner:
             out.append(torch.full((targets.shape[0],), float("nan")))
             rows.append((datum, targets, sampling, advantages, active.nonzero().squeeze(-1)))
         trained = [i for i, row in enumerate(rows) if row[4].numel()]
-        total, terms_seen, tokens_trained = 0.0, [], 0
+        allowed = {i: self._allowed_at(rows[i][1], rows[i][4]) for i in trained}
+        scale = self._loss_scale(sum(rows[i][4].numel() for i in trained), len(trained))
+        total, aggregated, terms_seen, tokens_trained = 0.0, 0.0, [], 0
         self.model.train(self.gradient_checkpointing)   # HF checkpoints layers only in train mode (no dropout here)
         try:
             for group in self.micro_batches([rows[i][0].model_input.length for i in trained]):
@@ -221,14 +278,18 @@ class LoraLearner:
                 hidden = self._hidden(self.inputs.encode_batch([r[0].model_input for r in batch], device=self.device))
                 row_of = torch.cat([torch.full((r[4].numel(),), b, dtype=torch.long) for b, r in enumerate(batch)])
                 positions = torch.cat([r[4] for r in batch])
+                mask = None if self.grammar is None else torch.cat([allowed[trained[g]] for g in group])
                 logprobs = token_logprobs(self._logits(hidden[row_of.to(self.device), positions.to(self.device)]),
-                                          torch.cat([r[1][r[4]] for r in batch]).to(self.device), self.temperature, self.banned)
+                                          torch.cat([r[1][r[4]] for r in batch]).to(self.device), self.temperature, self.banned,
+                                          mask)
                 terms = rl_loss(loss_fn, logprobs, torch.cat([r[2][r[4]] for r in batch]).to(self.device),
                                 torch.cat([r[3][r[4]] for r in batch]).to(self.device), None, loss_fn_config,
-                                tis_cap=self.tis_cap)
-                if terms.loss.requires_grad:
-                    terms.loss.backward()
+                                tis_cap=self.tis_cap, mask_low=self.tis_mask_low)
+                loss = terms.loss * scale
+                if loss.requires_grad:
+                    loss.backward()
                 total += float(terms.loss.detach())
+                aggregated += float(loss.detach())
                 terms_seen.append(terms)
                 tokens_trained += positions.numel()
                 for piece, g in zip(logprobs.detach().cpu().split([r[4].numel() for r in batch]), group):
@@ -236,7 +297,19 @@ class LoraLearner:
         finally:
             self.model.eval()
         metrics = {"loss:sum": total, "tokens_trained": float(tokens_trained)} | off_policy_metrics(terms_seen)
-        return StepResult(total, out, metrics)
+        return StepResult(aggregated, out, metrics)
+
+    def _loss_scale(self, tokens: int, datums: int) -> float:
+        """The factor that turns the summed per-token loss into the step's loss (`loss_agg`,
+        halo.trainers.lora_options.LOSS_AGGREGATIONS). Counted before any token is masked, so a
+        token left out of the loss (tis_mask_low) only removes its own share."""
+        if self.loss_agg == "sum" or not tokens:
+            return 1.0
+        if self.loss_agg == "token_mean":
+            return 1.0 / tokens
+        if not self.loss_agg_norm:
+            raise ValueError("loss_agg seq_mean_token_sum_norm needs loss_agg_norm (Dr. GRPO's constant: the generation budget)")
+        return 1.0 / (datums * self.loss_agg_norm)
 
     def optim_step(self, learning_rate: float | None = None, grad_clip_norm: float | None = None) -> dict[str, float]:
         """Adam on the accumulated gradient, its global norm clipped to `grad_clip_norm` (the
@@ -284,66 +357,60 @@ class LoraLearner:
 
 # ------------------------------------------------------------------- the local_lora trainer
 
-def tis_cap_for(extra: dict[str, Any]) -> float | None:
-    """extra.tis_cap: the truncated-IS cap (DEFAULT_TIS_CAP when unset; 0 turns it off)."""
-    try:
-        cap = float(extra.get("tis_cap", DEFAULT_TIS_CAP))
-    except (TypeError, ValueError):
-        raise InvalidArgument(f"extra.tis_cap must be a number, got {extra.get('tis_cap')!r}") from None
-    if cap < 0 or cap != cap:
-        raise InvalidArgument(f"extra.tis_cap must be >= 0 (0: no cap, Tinker's exact losses), got {cap}")
-    return cap or None
-
-
 async def train_local_lora(ctx: Any) -> None:
     """GRPO with a LoRA trained here (PyTorch + PEFT; a GPU when there is one).
 
     The same environments, rollouts, advantages and datums as the Tinker backend (tinker-cookbook's
     rollout and data-processing code over `tinker_env`), updated with `forward_backward` +
     `optim_step` above. Each step's checkpoint is the adapter (PEFT format, loadable by vLLM)
-    plus the optimizer state.
+    plus the optimizer state. The run's options (`RunSpec.extra`) are read and checked by
+    `halo.trainers.lora_options.LocalLoraOptions` before anything loads; the main ones:
 
     extra.model_dir (or a RunSpec.model that is a folder): the local Qwen3-VL checkpoint.
     extra.device: cuda / cpu (default: cuda when available).
     extra.serve_route: a gateway vLLM route that serves the run's weights and samples its rollouts:
     at the start and after every step the adapter is written to `<run>/serving/step-N` and
     hot-loaded there as `run-<run_id>-v<N>` (a new name per version, the previous one unloaded
-    after: reloading under one name can serve the old adapter's prefix-cache entries, vllm#42125),
-    and every rollout of step N+1 samples through the route with `run-<run_id>-v<N>`; the datums are
-    vLLM's own prompt ids, sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server
-    must read the run folder (same machine or a shared volume: compose mounts `runs` read-only).
+    after: the gateway refuses new weights under a name it has served), and every rollout of step
+    N+1 samples through the route with `run-<run_id>-v<N>`; the datums are vLLM's own prompt ids,
+    sampled ids and logprobs (`halo.trainers.vllm_rollout`). The vLLM server must read the run
+    folder (same machine or a shared volume: compose mounts `runs` read-only).
     extra.sample_timeout_s (`halo train --sample-timeout-s`): the deadline of each call to the gateway (300 s).
     extra.sampler: "vllm" (the default with a serve_route) or "local" (in-process generate() from
     the learner's weights, the default without one; with a serve_route the adapter is still pushed).
     extra.action_regex (`halo train --constrain-actions`): every sampled completion matches this
-    regex (vLLM's structured outputs; vLLM sampling only). The sampler's logprobs are then those of
-    the grammar-masked distribution while the learner scores the unmasked one, so the sampler
-    ratio p/q is below 1 wherever the mask removed mass (the step's sampler_ratio/* metrics show it).
+    regex (vLLM's structured outputs; vLLM sampling only), and the learner applies the same
+    grammar mask at every completion position (halo.trainers.lora_grammar), so it scores the
+    distribution vLLM sampled from.
     extra.layout_seeds: the page layouts the rollouts draw from (e.g. [0]: one page, the playground's
     reference layout); every layout seed 0..999 when unset.
+    extra.tis_cap / tis_mask_low: the sampler correction's bounds (a token's weight capped at
+    tis_cap, a token whose ratio is under tis_mask_low not trained on); extra.loss_agg: how token
+    losses become the step's loss (token_mean by default); extra.normalize_std,
+    remove_constant_reward_groups, kl_penalty_coef (+ kl_discount_factor): as tinker-cookbook's.
+    A step whose advantages are all zero takes no optimizer step (`optim_skipped`).
     """
     spec = ctx.spec
+    options = LocalLoraOptions.from_extra(spec.extra)
     extra = spec.extra
-    model_dir = str(extra.get("model_dir") or (spec.model if Path(spec.model).is_dir() else ""))
+    model_dir = options.model_dir or (spec.model if Path(spec.model).is_dir() else "")
     if not model_dir or not Path(model_dir).is_dir():
         raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set --checkpoint (or extra.model_dir) to its folder")
-    serve_route = str(extra.get("serve_route", ""))
+    serve_route = options.serve_route
     if serve_route and not ctx.services.gateway:
         raise FailedPrecondition(f"extra.serve_route={serve_route!r} needs a policy gateway (the trainer's --gateway-target)")
-    sampler = str(extra.get("sampler") or ("vllm" if serve_route else "local"))
-    if sampler not in ("vllm", "local"):
-        raise InvalidArgument(f"extra.sampler must be 'vllm' or 'local', got {sampler!r}")
+    sampler = options.sampler or ("vllm" if serve_route else "local")
     if sampler == "vllm" and not serve_route:
         raise InvalidArgument("extra.sampler='vllm' samples through the gateway: set extra.serve_route to its vLLM route")
-    action_regex = action_regex_for(extra, sampler)
-    device = str(extra.get("device") or ("cuda" if torch.cuda.is_available() else "cpu"))
+    action_regex = action_regex_for(options)
+    device = options.device or ("cuda" if torch.cuda.is_available() else "cpu")
     dtype = torch.bfloat16 if device.startswith("cuda") else None
     learner = await asyncio.to_thread(
-        LoraLearner, model_dir, rank=spec.lora_rank, learning_rate=spec.learning_rate, temperature=spec.temperature,
-        seed=spec.seed, dtype=dtype, device=device, tis_cap=tis_cap_for(extra),
-        grad_clip_norm=float(extra.get("grad_clip_norm", DEFAULT_GRAD_CLIP_NORM)),
-        micro_batch_tokens=int(extra.get("micro_batch_tokens", DEFAULT_MICRO_BATCH_TOKENS)),
-        gradient_checkpointing=bool(extra.get("gradient_checkpointing", False)),
+        _learner_for, model_dir, rank=spec.lora_rank, learning_rate=spec.learning_rate, temperature=spec.temperature,
+        seed=spec.seed, dtype=dtype, device=device, tis_cap=options.tis_cap, tis_mask_low=options.tis_mask_low,
+        grad_clip_norm=options.grad_clip_norm, micro_batch_tokens=options.micro_batch_tokens,
+        gradient_checkpointing=options.gradient_checkpointing, fp32_logits=options.fp32_logits,
+        action_regex=action_regex, loss_agg=options.loss_agg, loss_agg_norm=options.loss_agg_norm or spec.max_tokens,
     )
     if ctx.last_checkpoint is not None:
         await asyncio.to_thread(learner.load, ctx.last_checkpoint)
@@ -358,7 +425,7 @@ async def train_local_lora(ctx: Any) -> None:
     tasks = await expand_task_refs(task, spec.task_ids)
     dataset = HaloBrowserDataset(tasks, group_size=spec.group_size, groups_per_batch=spec.groups_per_batch,
                                  num_batches=spec.total_steps, seed=spec.seed, config=task,
-                                 layout_seeds=[int(s) for s in extra.get("layout_seeds") or ()])
+                                 layout_seeds=list(options.layout_seeds))
     strategy = env_failure_strategy(spec.group_size, extra)
     settings = AsyncSettings.from_extra(extra)
     if settings.max_staleness and sampler != "vllm":
@@ -368,24 +435,80 @@ async def train_local_lora(ctx: Any) -> None:
     try:
         policy = _rollout_policy(ctx, learner, sampler, serve_route, task, publisher, action_regex)
         await publisher.publish(learner, ctx.start_step)   # the route serves the run's weights from the start
-        await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher, settings)
+        await _train_local_lora_steps(ctx, learner, policy, dataset, strategy, publisher, settings, options)
     finally:
         await publisher.close()
 
 
-def action_regex_for(extra: dict[str, Any], sampler: str) -> str:
-    """extra.action_regex, checked: a regex Python compiles, and a sampler that can honour it."""
-    regex = str(extra.get("action_regex") or "")
+def _learner_for(model_dir: str, **kwargs: Any) -> "LoraLearner":
+    """The run's learner; a setting it refuses (an action regex xgrammar cannot compile, ...) is the
+    run spec's error, not a failure of the run."""
+    try:
+        return LoraLearner(model_dir, **kwargs)
+    except ValueError as exc:
+        raise InvalidArgument(str(exc)) from None
+
+
+def action_regex_for(options: LocalLoraOptions) -> str:
+    """extra.action_regex, checked: a regex Python compiles (xgrammar, which both samplers and the
+    learner use, compiles it when the learner loads). vLLM constrains with its structured outputs,
+    in-process generate() with the same grammar mask (PeftSampler)."""
+    regex = options.action_regex
     if not regex:
         return ""
-    if sampler != "vllm":
-        raise InvalidArgument("extra.action_regex constrains vLLM's sampling (structured outputs): it needs "
-                              "extra.serve_route (in-process generate() samples unconstrained)")
     try:
         re.compile(regex)
     except re.error as exc:
         raise InvalidArgument(f"extra.action_regex is not a regular expression: {exc}") from None
     return regex
+
+
+def step_data(groups: Sequence[Any], options: LocalLoraOptions) -> tuple[list[tinker.Datum], dict[str, float]]:
+    """A step's datums from its trajectory groups, as tinker-cookbook's RL loop builds them, with the
+    run's advantage options: groups whose rewards are all equal dropped (`remove_constant_reward_groups`,
+    the cookbook's function) and the group-centred advantages divided by the group's std
+    (`normalize_std`: GRPO's original form; dr_grpo, the default, leaves it out)."""
+    from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages, remove_constant_reward_groups
+
+    metrics: dict[str, float] = {}
+    if options.remove_constant_reward_groups:
+        kept = remove_constant_reward_groups(list(groups))
+        metrics["groups_constant_removed"] = float(len(groups) - len(kept))
+        groups = kept
+    if not groups:
+        return [], metrics
+    advantages = compute_advantages(list(groups))
+    if options.normalize_std:
+        advantages = [a / (torch.tensor(g.get_total_rewards()).std(unbiased=False) + 1e-6)
+                      for a, g in zip(advantages, groups)]
+    data, _ = assemble_training_data(list(groups), advantages)
+    return data, metrics
+
+
+def has_signal(data: Sequence[tinker.Datum]) -> bool:
+    """Whether any trained token has a non-zero advantage: without one the loss's gradient is zero and
+    an optimizer step would move the weights by Adam's momentum alone."""
+    return any(bool((d.loss_fn_inputs["advantages"].to_torch() != 0).any()) for d in data)
+
+
+def incorporate_kl_penalty(data: Sequence[tinker.Datum], reference: Sequence[torch.Tensor], coef: float,
+                           discount: float = 0.0) -> dict[str, float]:
+    """tinker-cookbook's KL penalty (rl.metrics.incorporate_kl_penalty) against the base model, computed
+    here: per trained token d = log q_sampler − log q_base, and each advantage gains
+    coef · (mean(d) − d) (discounted into future sums when `discount` > 0). The reference is the
+    learner's base weights (LoRA off) over the same masked distribution as the sampler's."""
+    from tinker_cookbook.rl.metrics import discounted_future_sum_vectorized
+
+    masks = [d.loss_fn_inputs["mask"].to_torch().float() for d in data]
+    diffs = [(d.loss_fn_inputs["logprobs"].to_torch().float() - ref) * m for d, ref, m in zip(data, reference, masks)]
+    tokens = sum(float(m.sum()) for m in masks)
+    mean = sum(float(x.sum()) for x in diffs) / tokens if tokens else 0.0
+    for datum, diff, m in zip(data, diffs, masks):
+        penalty = coef * m * (mean - diff)
+        if discount > 0:
+            penalty = discounted_future_sum_vectorized(penalty, discount)
+        datum.loss_fn_inputs["advantages"] = tinker.TensorData.from_torch(datum.loss_fn_inputs["advantages"].to_torch() + penalty)
+    return {"kl_policy_base": mean}
 
 
 def _rollout_policy(ctx: Any, learner: "LoraLearner", sampler: str, route: str, task: Any, publisher: "AdapterPublisher",
@@ -461,11 +584,10 @@ class AdapterPublisher:
 
 
 async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, dataset, strategy,
-                                  publisher: AdapterPublisher, settings: AsyncSettings) -> None:
+                                  publisher: AdapterPublisher, settings: AsyncSettings, options: LocalLoraOptions) -> None:
     """The step loop; with `settings.max_staleness` K > 0 (vLLM sampling only) the rollouts of the next
     K steps run through vLLM while this step learns (halo.trainers.async_rollouts), each step on its
     own GatewayPolicy sampling the adapter version that was newest when it started."""
-    from tinker_cookbook.rl.data_processing import assemble_training_data, compute_advantages
     from tinker_cookbook.rl.metric_util import compute_trajectory_metrics
 
     spec = ctx.spec
@@ -506,10 +628,18 @@ async def _train_local_lora_steps(ctx: Any, learner: "LoraLearner", policy, data
             update_started = time.time()
             if kept:
                 groups = [g for _, g in kept]
-                data, _ = assemble_training_data(groups, compute_advantages(groups))
-                result = await asyncio.to_thread(learner.forward_backward, data, spec.loss_fn, loss_fn_config_for(spec))
-                optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
-                metrics |= {"loss": result.loss, **result.metrics, **optim, "datums": float(len(data))}
+                data, data_metrics = step_data(groups, options)
+                metrics |= data_metrics
+                if data and options.kl_penalty_coef > 0:
+                    reference = await asyncio.to_thread(learner.reference_logprobs, data)
+                    metrics |= incorporate_kl_penalty(data, reference, options.kl_penalty_coef, options.kl_discount_factor)
+                if data and has_signal(data):
+                    result = await asyncio.to_thread(learner.forward_backward, data, spec.loss_fn, loss_fn_config_for(spec))
+                    optim = await asyncio.to_thread(learner.optim_step, spec.learning_rate)
+                    metrics |= {"loss": result.loss, **result.metrics, **optim, "optim_skipped": 0.0}
+                else:   # no advantage anywhere: nothing to learn, and Adam's momentum alone would move the weights
+                    metrics["optim_skipped"] = 1.0
+                metrics["datums"] = float(len(data))
                 metrics |= compute_trajectory_metrics(groups, [b.logging_tags() for b, _ in kept])
             learned = time.perf_counter()
             sampled = step_policy.clock.reset()

@@ -115,12 +115,24 @@ def vision_token_ids(config: Any) -> list[int]:
     return sorted({int(getattr(config, n)) for n in names if getattr(config, n, None) is not None})
 
 
-def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
-                   banned: Sequence[int] = ()) -> torch.Tensor:
-    """log softmax(logits / T)[target] per position (float32), banned tokens excluded."""
+def masked_scaled_logits(logits: torch.Tensor, temperature: float = 1.0, banned: Sequence[int] = (),
+                         allowed: torch.Tensor | None = None) -> torch.Tensor:
+    """logits / T in float32 with −inf wherever the sampler could not draw: the banned tokens (the
+    vision placeholders, vLLM's `bad_words`) and, per position, every token outside `allowed`
+    (bool [positions, V], the grammar's mask of constrained sampling, halo.trainers.lora_grammar)."""
     scaled = logits.float() / max(temperature, 1e-6)
     if banned:
         scaled[..., list(banned)] = float("-inf")
+    if allowed is not None:
+        scaled = scaled.masked_fill(~allowed.to(scaled.device), float("-inf"))
+    return scaled
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float = 1.0,
+                   banned: Sequence[int] = (), allowed: torch.Tensor | None = None) -> torch.Tensor:
+    """log softmax(logits / T)[target] per position (float32), over the tokens the sampler could
+    draw (`masked_scaled_logits`): the distribution vLLM reports the logprobs of."""
+    scaled = masked_scaled_logits(logits, temperature, banned, allowed)
     return torch.log_softmax(scaled, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
@@ -129,15 +141,17 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
 @dataclass(frozen=True)
 class LossTerms:
     loss: torch.Tensor          # summed over tokens (Tinker's convention)
+    per_token: torch.Tensor     # the loss of each token (0 where masked): the learner aggregates it (LOSS_AGGREGATIONS)
     ratio: torch.Tensor         # the sampler correction's ratio per token, detached: learner / sampler
     capped: torch.Tensor        # per token: the truncated-IS weight hit its cap (all False without one)
     clipped: torch.Tensor       # per token: the PPO / CISPO clip was active
     kl_k3: torch.Tensor         # per token: Schulman's k3 estimate of KL(sampler || learner), r - 1 - log r
+    masked_low: torch.Tensor    # per token: its ratio fell under the lower bound, so it was not trained on
 
 
 def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torch.Tensor, advantages: torch.Tensor,
             mask: torch.Tensor | None = None, config: dict[str, float] | None = None,
-            tis_cap: float | None = None) -> LossTerms:
+            tis_cap: float | None = None, mask_low: float | None = None) -> LossTerms:
     """Tinker's built-in RL losses, token-wise, summed (https://tinker-docs.thinkingmachines.ai/losses).
 
     tis_cap None: Tinker's losses exactly, every ratio taken against the sampler's logprobs q
@@ -153,6 +167,12 @@ def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torc
     With one optimizer step per batch r is 1 in value (its gradient is ∇log p), so the clip is
     inactive and w alone corrects what the sampler's and the learner's numerics or a stale
     adapter (--max-staleness) make different; below the cap the gradient equals Tinker's.
+
+    mask_low L > 0: a token whose ratio learner/sampler (detached) is below L is left out of the loss
+    (its per-token loss is 0), whatever the loss: the sampler drew it where the learner gives it far
+    less mass, so its gradient would follow a distribution neither side holds (prime-rl's
+    `token_mask_low`, verl's rollout rejection sampling). The cap bounds the weight from above, the
+    mask from below.
     """
     config = config or {}
     low, high = config.get("clip_low_threshold", 0.8), config.get("clip_high_threshold", 1.2)
@@ -183,9 +203,15 @@ def rl_loss(loss_fn: str, target_logprobs: torch.Tensor, sampling_logprobs: torc
         per_token = -(target_logprobs * advantages - 0.5 * beta * (target_logprobs - sampling_logprobs) ** 2)
     else:
         raise ValueError(f"loss_fn must be one of {LOSS_FUNCTIONS}, got {loss_fn!r}")
+    masked_low = no
+    if mask_low is not None:
+        if not mask_low > 0:
+            raise ValueError(f"mask_low must be > 0, got {mask_low}")
+        masked_low = behaviour < mask_low
+        per_token = per_token.masked_fill(masked_low, 0.0)
     if mask is not None:
         per_token = per_token * mask
-    return LossTerms(per_token.sum(), behaviour, capped, clipped, kl_k3)
+    return LossTerms(per_token.sum(), per_token, behaviour, capped, clipped, kl_k3, masked_low)
 
 
 def datum_from_completion(prompt: tinker.ModelInput, tokens: Sequence[int], logprobs: Sequence[float], advantage: float) -> tinker.Datum:

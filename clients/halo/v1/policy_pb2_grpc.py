@@ -97,7 +97,11 @@ class PolicyGatewayServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def LoadAdapter(self, request, context):
-        """Load (or replace) a LoRA adapter / embedded-policy weights under a name.
+        """Load a LoRA adapter / embedded-policy weights under a name. On a vLLM route (whose prefix
+        cache is keyed by adapter name) a name once loaded takes only the same weights again (the same
+        path, its files unchanged and readable by the gateway): FAILED_PRECONDITION otherwise, and the
+        adapter loaded under it stays: load new weights under a new name. Other routes replace the
+        weights under a loaded name.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -22,6 +22,7 @@ from halo.agent.formats import ActionFormat, format_action
 from halo.agent.parse import ParseError, parse_action
 from halo.agent.prompt import PromptOptions, build_prompt
 from halo.policy import metrics
+from halo.policy.adapter_names import AdapterNames, AdapterSource, adapter_fingerprint
 from halo.policy.backends import build_backend
 from halo.policy.backends.base import Backend, SampleParams, TokenPrompt
 from halo.policy.config import GatewayConfig, RouteConfig
@@ -119,6 +120,7 @@ class Route:
         self.healthy = False
         self.start_error: str = ""
         self._versions: dict[str, int] = {}
+        self.names = AdapterNames()   # kept only when the backend caches prompts by adapter name
         self._slots = asyncio.Semaphore(config.max_concurrency)
         self._adapter_lock = asyncio.Lock()
 
@@ -331,13 +333,26 @@ class PolicyGateway:
         return verdict, route.name
 
     async def load_adapter(self, model: str, name: str, path: str, weights: bytes, make_default: bool) -> int:
+        """Load weights under `name` on a route; the adapter's version under that name.
+
+        On a route whose backend caches prompts by adapter name (vLLM), a name once loaded takes
+        only the same weights again, FAILED_PRECONDITION otherwise (halo.policy.adapter_names);
+        a refused load changes nothing. Other routes replace the weights under a loaded name."""
         if not name:
             raise InvalidArgument("adapter name is required")
         route = self.route(model)
         if route.start_error:
             raise Unavailable(f"route {route.name!r} failed to start: {route.start_error}")
         async with route._adapter_lock:  # loads under one route are serialised; samples are not blocked
+            source = None
+            if route.backend.caches_prompts_by_adapter_name:
+                source = AdapterSource(path, await asyncio.to_thread(adapter_fingerprint, path) if path else None)
+                refusal = route.names.refusal(name, source)
+                if refusal:
+                    raise FailedPrecondition(f"route {route.name!r}: {refusal}")
             await route.backend.load_adapter(name, path, weights)
+            if source is not None:
+                route.names.loaded(name, source)
             version = route.next_version(name)
             route.adapters[name] = AdapterInfo(name, version, path)
             if make_default:
@@ -353,6 +368,7 @@ class PolicyGateway:
                 return False
             await route.backend.unload_adapter(name)
             del route.adapters[name]
+            route.names.unloaded(name)
             if route.default_adapter == name:
                 route.default_adapter = ""
         return True

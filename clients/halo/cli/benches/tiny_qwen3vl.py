@@ -40,6 +40,13 @@ CHAT_TEMPLATE = (
 # model from a truncated, penalised distribution exactly as it would the real one.
 QWEN3_VL_INSTRUCT_SAMPLING = {"top_k": 20, "top_p": 0.8, "repetition_penalty": 1.0, "presence_penalty": 1.5, "temperature": 0.7}
 
+#: The LM head's init std. After the final RMSNorm a hidden state has norm ~sqrt(hidden) = 8, so a
+#: logit is bounded by |w_token| · 8: with the usual 0.02 every logit stays within ~±1.3 whatever
+#: the LoRA does to the layers below, and no token can ever get much more mass than another, so a
+#: policy could not visibly learn. At 0.15 the untrained logits spread with std ~1.2 (a broad, still
+#: exploring distribution) and a logit can reach ~10.
+HEAD_STD = 0.15
+
 _CORPUS = [
     'I will click the button. <tool_call>\n{"name": "computer_use", "arguments": {"action": "left_click", "coordinate": [500, 300]}}\n</tool_call>',
     '{"action": "click", "bid": "12"} {"action": "fill", "bid": "3", "text": "hello"} {"action": "send_msg_to_user", "text": "done"}',
@@ -136,6 +143,8 @@ def build(out_dir: str | Path, seed: int = 0, sampling: dict | None = None) -> P
     )
     torch.manual_seed(seed)
     model = Qwen3VLForConditionalGeneration(config).eval()
+    with torch.no_grad():   # a head that can be learned through (HEAD_STD)
+        model.lm_head.weight.normal_(0.0, HEAD_STD)
     model.generation_config = GenerationConfig(
         eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"], do_sample=True, max_new_tokens=32,
     )

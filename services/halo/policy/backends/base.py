@@ -90,6 +90,10 @@ class Backend(abc.ABC):
     chooses_actions: bool = False
     #: the backend honours SampleParams.output_regex (structured outputs)
     constrains_output: bool = False
+    #: the backend may answer a prompt from results cached under the adapter's name (vLLM's prefix
+    #: cache): the gateway then loads a name again only with the weights first loaded under it
+    #: (halo.policy.adapter_names); otherwise LoadAdapter under a loaded name replaces its weights
+    caches_prompts_by_adapter_name: bool = False
 
     def __init__(self, route: RouteConfig) -> None:
         self.route = route

@@ -6,7 +6,8 @@ backend that silently returns fewer choices than asked). vLLM adds token ids and
 logprobs (`return_token_ids`, `return_tokens_as_token_ids`) and LoRA adapters loaded at run
 time through its `/v1/load_lora_adapter` and `/v1/unload_lora_adapter` endpoints (the server
 runs with `--enable-lora` and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True); an adapter is sampled by
-using its name as the request's model, vLLM's convention.
+using its name as the request's model, vLLM's convention. A name serves one set of weights for the
+gateway's lifetime (vLLM's prefix cache is keyed by it: halo.policy.adapter_names).
 """
 
 from __future__ import annotations
@@ -162,6 +163,7 @@ class OpenAICompatibleBackend(Backend):
 class VllmBackend(OpenAICompatibleBackend):
     kind = ppb.BACKEND_KIND_VLLM
     constrains_output = True
+    caches_prompts_by_adapter_name = True
 
     def __init__(self, route) -> None:
         super().__init__(route)
@@ -227,7 +229,9 @@ class VllmBackend(OpenAICompatibleBackend):
             raise InvalidArgument("vLLM loads LoRA adapters from a path (a PEFT folder on the vLLM host), not inline weights")
         if not path:
             raise InvalidArgument("LoadAdapter on a vLLM route needs `path` (PEFT adapter folder)")
-        await self.unload_adapter(name, missing_ok=True)  # replace semantics: vLLM refuses a name twice
+        # vLLM refuses a name it holds: unload it first. The gateway reloads a name only with the
+        # weights first loaded under it (halo.policy.adapter_names): the same weights come back.
+        await self.unload_adapter(name, missing_ok=True)
         response = await self._post("load_lora_adapter", {"lora_name": name, "lora_path": path})
         if self._endpoint_missing(response):
             raise FailedPrecondition(
