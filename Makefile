@@ -1,7 +1,7 @@
 # The two commands of the README, plus helpers (`make help` lists them). Every target sets up what
 # it needs first, and only that: `make demo` the venv and Chromium, `make test` every test tool.
 # A line `## text` after a target's name is its `make help` entry.
-.PHONY: help setup setup-test vllm checkov docker tinker-server demo demo-real test test-fast test-replicas test-tinker-server test-learning protos check-protos bench-env
+.PHONY: help setup setup-test vllm vllm-cuda checkov docker tinker-server demo demo-real test test-fast test-replicas test-tinker-server test-learning protos check-protos bench-env
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  make %-20s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -18,6 +18,11 @@ setup-test: ## the test tier: setup + test extras, Prometheus, Node.js, buf, Go,
 # local_lora rollouts run against it. A few minutes once, then a stamp check.
 vllm: ## .venv-vllm: a CPU vLLM for the tests and local LoRA rollouts
 	@bash scripts/setup_vllm.sh
+
+# On a GPU machine: PyPI's CUDA vLLM (the same release) in .venv-vllm instead, for
+# `halo up --with-vllm --vllm-device cuda` (docs/guides/quickstart-gpu.md).
+vllm-cuda: ## .venv-vllm: a CUDA vLLM on a GPU machine (instead of make vllm)
+	@bash scripts/setup_vllm_cuda.sh
 
 # checkov (PyPI) in its own venv, .venv-checkov: the policy checker of the Kubernetes manifests
 # (tests/deploy/test_k8s.py). About 3 minutes once, then a stamp check.

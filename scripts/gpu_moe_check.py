@@ -10,6 +10,7 @@ prompt is the real `qwen3_vl_instruct` rendering of a 1280x720 screenshot and a 
 What it prints (one JSON object, also written to $OUT/gpu_moe_check.json when OUT is set): where
 the LoRA went (attention and/or expert modules), the sampler's tokens/s, the learner's
 forward_backward / optim_step / save_adapter times per GRPO step on a group of completions, the
+last adapter reloaded from its folder (its load time and logprob difference to the learner), the
 max |sampler logprob - learner logprob| at equal weights and the step's sampler ratio (min, max),
 the loss over the steps, and the peak memory (GPU, or the process's RSS on the CPU).
 
@@ -169,6 +170,16 @@ def main() -> int:
                       "loss": round(result.loss, 4), "grad_norm": round(optim["grad_norm"], 4)})
         print(json.dumps(steps[-1]), flush=True)
     report["steps"] = steps
+    # the last step's adapter, reloaded as a serving side would (PEFT from the saved folder), scores a
+    # completion as the learner that wrote it does
+    t = time.perf_counter()
+    served = PeftSampler(model_dir, adapter=model_dir / "adapters" / f"step-{args.steps}", dtype=dtype, device=args.device,
+                         action_regex=regex)
+    report["adapter_reload_s"] = round(time.perf_counter() - t, 3)
+    probe = next((s for s in samples if s.tokens), None)
+    if probe is not None:
+        report["adapter_reload_max_abs_logprob_diff"] = float(
+            (served.completion_logprobs(prompt, probe.tokens) - learner.completion_logprobs(prompt, probe.tokens)).abs().max())
     if args.device == "cuda":
         report["max_memory_gib"] = round(torch.cuda.max_memory_allocated() / 2**30, 2)
     else:

@@ -86,6 +86,7 @@ HEAVY_MODULES = frozenset({
     "tests/env/test_load.py", "tests/env/test_finish_reset.py", "tests/env/test_wedged_page.py",
     "tests/security/test_tls.py", "tests/deploy/test_launcher.py", "tests/deploy/test_other_languages.py",
     "tests/deploy/test_go_client.py", "tests/deploy/test_k8s.py", "tests/deploy/test_compose_up.py",
+    "tests/deploy/test_quickstart_gpu.py",
     "tests/trainer/test_real_curriculum.py", "tests/trainer/test_train_interrupt.py", "tests/trainer/test_grpo.py",
     "tests/trainer/test_train_cli.py", "tests/trainer/test_env_fleet.py", "tests/trainer/test_env_service_chaos.py",
     "tests/fuzz/test_rpc_fuzz.py", "tests/mcts/test_mcts_tinker.py", "tests/mcts/test_mcts_trainer.py",

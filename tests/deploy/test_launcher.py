@@ -235,3 +235,35 @@ def test_with_vllm_plans_the_cpu_vllm_on_the_routes_port_with_the_compose_flags(
     assert {"--enable-lora", "--max-lora-rank", "--logprobs-mode", "--served-model-name"} <= compose_flags & set(cmd)
     assert cmd[cmd.index("--served-model-name") + 1] == VLLM_SERVED_MODEL and "/models/tiny" in cmd
     assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+
+
+def test_the_vllm_device_changes_engine_settings_only(monkeypatch):
+    """`halo up --vllm-device cuda` (HALO_VLLM_DEVICE): bfloat16 and a share of the GPU instead of the
+    CPU engine settings; every flag that decides what is sampled (LoRA, logprobs mode, generation
+    config, structured-outputs backend) is the same on both devices."""
+    from halo.cli import vllm_local
+
+    def flags(argv: list[str]) -> dict[str, str]:
+        out, i = {}, 3
+        while i < len(argv):
+            nxt = argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else ""
+            out[argv[i]] = nxt
+            i += 2 if nxt else 1
+        return out
+
+    monkeypatch.delenv("HALO_VLLM_DEVICE", raising=False)
+    cpu = flags(vllm_local.command("/models/m", 8000, served_model="qwen3-vl"))
+    monkeypatch.setenv("HALO_VLLM_DEVICE", "cuda")
+    cuda = flags(vllm_local.command("/models/m", 8000, served_model="qwen3-vl"))
+    assert (cpu["--dtype"], cuda["--dtype"]) == ("float32", "bfloat16")
+    assert cuda["--gpu-memory-utilization"] == "0.45" and "--gpu-memory-utilization" not in cpu
+    assert "--no-async-scheduling" in cpu and "--no-async-scheduling" not in cuda
+    sampled = ("--enable-lora", "--max-lora-rank", "--max-loras", "--logprobs-mode", "--generation-config",
+               "--structured-outputs-config", "--served-model-name", "--model")
+    assert {k: cpu[k] for k in sampled} == {k: cuda[k] for k in sampled}
+    monkeypatch.setenv("HALO_VLLM_GPU_MEMORY_UTILIZATION", "0.6")
+    assert flags(vllm_local.command("/models/m", 8000))["--gpu-memory-utilization"] == "0.6"
+    for name, value in (("HALO_VLLM_GPU_MEMORY_UTILIZATION", "1.5"), ("HALO_VLLM_DEVICE", "tpu")):
+        monkeypatch.setenv(name, value)
+        with pytest.raises(vllm_local.VllmStartError, match=name):
+            vllm_local.command("/models/m", 8000)

@@ -30,7 +30,19 @@ def test_each_mode_maps_to_a_route_of_configs_gateway_yaml_and_its_adapter(tmp_p
 
     monkeypatch.chdir(tmp_path)   # an adapter folder on this machine is passed to vLLM as an absolute path
     (tmp_path / "checkpoints" / "qwen3vl_grpo_lora").mkdir(parents=True)
+    with pytest.raises(ValueError, match="no PEFT adapter here"):   # vLLM would refuse it after the services started
+        resolve_mode("qwen3vl_grpo")
+    (tmp_path / "checkpoints" / "qwen3vl_grpo_lora" / "adapter_config.json").write_text("{}")
     assert resolve_mode("qwen3vl_grpo").adapter_path == str(tmp_path / "checkpoints" / "qwen3vl_grpo_lora")
+    # a local_lora run folder: its last checkpoint's adapter; a checkpoint folder: its adapter
+    run = tmp_path / "runs" / "r1"
+    for step in (2, 10):
+        (run / "checkpoints" / f"step-{step}" / "adapter").mkdir(parents=True)
+        (run / "checkpoints" / f"step-{step}" / "adapter" / "adapter_config.json").write_text("{}")
+    last = str(run / "checkpoints" / "step-10" / "adapter")
+    assert resolve_mode("qwen3vl_grpo", adapter_path="runs/r1").adapter_path == last
+    assert resolve_mode("qwen3vl_grpo", adapter_path="runs/r1/checkpoints/step-10").adapter_path == last
+    assert resolve_mode("qwen3vl_grpo", adapter_path="/on/the/vllm/host").adapter_path == "/on/the/vllm/host"
     assert resolve_mode("qwen3vl_grpo", adapter_path="").adapter_path == ""          # --adapter '' : base model
     tinker = resolve_mode("qwen3vl_grpo", route="qwen3vl-tinker", adapter_path="tinker://run/sampler/7")
     assert (tinker.route, tinker.adapter_path, tinker.adapter) == ("qwen3vl-tinker", "tinker://run/sampler/7", "qwen3vl_grpo")

@@ -66,7 +66,9 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (0: greedy)")
     p.add_argument("--weights", default="", help="embedded: head.safetensors, a checkpoint folder or a run folder (last checkpoint)")
     p.add_argument("--adapter", default=None, metavar="PATH",
-                   help="LoRA adapter folder / tinker:// path (default: the mode's, e.g. checkpoints/qwen3vl_grpo_lora; '' = base model)")
+                   help="LoRA adapter: a PEFT folder, a local_lora run folder (runs/<run_id>: its last checkpoint) or "
+                        "checkpoint folder, or a tinker:// path (default: the mode's, e.g. checkpoints/qwen3vl_grpo_lora; "
+                        "'' = base model)")
     p.add_argument("--route", default="", help="gateway route instead of the mode's (e.g. qwen3vl-tinker)")
     p.add_argument("--eval-id", default="", help="name of the eval folder (default: <mode>-<time>-<hex>)")
     p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
@@ -173,7 +175,11 @@ async def _run(args: argparse.Namespace) -> int:
         if not args.mode or not args.tasks:
             console.print("halo eval: --mode and --tasks are required (or --resume EVAL_ID)", style="red")
             return 2
-        resolved = resolve_mode(args.mode, route=args.route, adapter_path=args.adapter, weights=args.weights)
+        try:
+            resolved = resolve_mode(args.mode, route=args.route, adapter_path=args.adapter, weights=args.weights)
+        except ValueError as exc:
+            console.print(f"halo eval: {exc}", style="red")
+            return 2
         eval_id = args.eval_id or new_eval_id(args.mode)
         if store.exists(eval_id):
             console.print(f"halo eval: {store.eval_dir(eval_id)} exists; continue it with --resume {eval_id}", style="red")

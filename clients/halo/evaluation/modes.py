@@ -45,20 +45,41 @@ class ResolvedMode:
     weights: str = ""           # LoadAdapter(weights=<file bytes>) for the embedded route
 
 
+def _last_checkpoint(run: Path, holding: str) -> Path:
+    """A run folder's newest checkpoints/step-N that holds `holding`."""
+    steps = sorted((c for c in (run / "checkpoints").iterdir() if c.name.startswith("step-") and (c / holding).exists()),
+                   key=lambda c: int(c.name.split("-", 1)[1]) if c.name.split("-", 1)[1].isdigit() else -1)
+    if not steps:
+        raise ValueError(f"{run} has no checkpoints/step-N/{holding}")
+    return steps[-1]
+
+
 def resolve_weights(path: str) -> Path:
     """A head.safetensors file, a checkpoint folder holding one, or a run folder (its last checkpoint)."""
     p = Path(path)
     if p.is_dir() and (p / "checkpoints").is_dir():
-        steps = sorted((c for c in (p / "checkpoints").iterdir() if c.name.startswith("step-") and (c / "head.safetensors").is_file()),
-                       key=lambda c: int(c.name.split("-", 1)[1]) if c.name.split("-", 1)[1].isdigit() else -1)
-        if not steps:
-            raise ValueError(f"{p} has no checkpoints/step-N/head.safetensors")
-        p = steps[-1]
+        p = _last_checkpoint(p, "head.safetensors")
     if p.is_dir():
         p = p / "head.safetensors"
     if not p.is_file():
         raise ValueError(f"embedded weights not found: {p}")
     return p
+
+
+def resolve_adapter(path: str) -> str:
+    """A LoRA adapter as vLLM loads it: a PEFT folder (adapter_config.json), a local_lora checkpoint
+    folder holding one (`adapter/`), or a run folder (its last checkpoint's); `tinker://` paths and
+    folders that are not on this machine (another host's vLLM reads them) as they are."""
+    if "://" in path or not Path(path).exists():
+        return path
+    p = Path(path)
+    if p.is_dir() and (p / "checkpoints").is_dir():
+        p = _last_checkpoint(p, "adapter")
+    if (p / "adapter").is_dir() and not (p / "adapter_config.json").exists():
+        p = p / "adapter"
+    if p.is_dir() and not (p / "adapter_config.json").is_file():
+        raise ValueError(f"{path}: no PEFT adapter here (adapter_config.json), nor a local_lora checkpoint or run folder")
+    return str(p.resolve())   # vLLM on this machine reads the same folder
 
 
 def resolve_mode(mode: str, *, route: str = "", adapter_path: str | None = None, weights: str = "") -> ResolvedMode:
@@ -73,7 +94,5 @@ def resolve_mode(mode: str, *, route: str = "", adapter_path: str | None = None,
             raise ValueError(f"--weights loads embedded head weights; mode {mode} samples from route {route!r} (use --adapter)")
         return ResolvedMode(mode, route, adapter=f"{mode}-weights", weights=str(resolve_weights(weights)))
     if path:
-        if "://" not in path and Path(path).exists():
-            path = str(Path(path).resolve())   # vLLM on this machine reads the same folder
-        return ResolvedMode(mode, route, adapter=mode, adapter_path=path)
+        return ResolvedMode(mode, route, adapter=mode, adapter_path=resolve_adapter(path))
     return ResolvedMode(mode, route)
