@@ -105,6 +105,13 @@ class TokenGrammar:
             state.advance(token, i)
         return torch.stack(rows) if rows else torch.zeros(0, self.vocab_size, dtype=torch.bool)
 
+    def check(self, tokens: Sequence[int]) -> None:
+        """Raise GrammarMismatch unless the grammar accepts `tokens` as (the start of) one completion:
+        the matcher alone, no mask (cheap, so a step checks every datum before it trains on any)."""
+        state = self.state()
+        for i, token in enumerate(tokens):
+            state.advance(token, i)
+
     def next_allowed(self, tokens: Sequence[int]) -> torch.Tensor:
         """bool [V]: the tokens the grammar allows after the completion prefix `tokens`."""
         state = self.state()

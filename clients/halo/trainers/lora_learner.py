@@ -268,7 +268,10 @@ class LoraLearner:
             out.append(torch.full((targets.shape[0],), float("nan")))
             rows.append((datum, targets, sampling, advantages, active.nonzero().squeeze(-1)))
         trained = [i for i, row in enumerate(rows) if row[4].numel()]
-        allowed = {i: self._allowed_at(rows[i][1], rows[i][4]) for i in trained}
+        if self.grammar is not None:   # every completion checked before any is trained on
+            for i in trained:
+                for start, end in segments(rows[i][4]):
+                    self.grammar.check(rows[i][1][start:end].tolist())
         scale = self._loss_scale(sum(rows[i][4].numel() for i in trained), len(trained))
         total, aggregated, terms_seen, tokens_trained = 0.0, 0.0, [], 0
         self.model.train(self.gradient_checkpointing)   # HF checkpoints layers only in train mode (no dropout here)
@@ -278,7 +281,9 @@ class LoraLearner:
                 hidden = self._hidden(self.inputs.encode_batch([r[0].model_input for r in batch], device=self.device))
                 row_of = torch.cat([torch.full((r[4].numel(),), b, dtype=torch.long) for b, r in enumerate(batch)])
                 positions = torch.cat([r[4] for r in batch])
-                mask = None if self.grammar is None else torch.cat([allowed[trained[g]] for g in group])
+                # the grammar's mask, built per micro-batch: [positions, V] like the logits it masks
+                mask = None if self.grammar is None else torch.cat([self._allowed_at(batch_row[1], batch_row[4])
+                                                                    for batch_row in batch])
                 logprobs = token_logprobs(self._logits(hidden[row_of.to(self.device), positions.to(self.device)]),
                                           torch.cat([r[1][r[4]] for r in batch]).to(self.device), self.temperature, self.banned,
                                           mask)
