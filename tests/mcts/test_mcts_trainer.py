@@ -71,4 +71,4 @@ def test_halo_train_accepts_kind_mcts(capsys):
     from halo.cli.main import main
 
     assert main(["train", "--kind", "mcts", "--steps", "0"]) == 2       # parsed into an mcts spec, then validated
-    assert "total_steps must be >= 1" in capsys.readouterr().err
+    assert "halo train: --steps must be >= 1" in capsys.readouterr().err

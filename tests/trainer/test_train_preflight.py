@@ -91,3 +91,21 @@ def test_the_routes_vllm_must_serve_the_runs_model_from_its_checkpoint(nothing_s
     assert "the sampler and the learner must load the same checkpoint" in err
     check_local_run(RunSpec(backend="local_lora", model=vllm_model_dir, task_ids=["x"], extra={"serve_route": "local"}),
                     gateway_here=True)   # the pair that fits: no refusal
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--steps", "0"], "halo train: --steps must be >= 1, got 0"),
+    (["--max-actions", "-1"], "halo train: --max-actions must be >= 1, got -1"),
+    (["--group-size", "0"], "halo train: --group-size must be >= 1, got 0"),
+    (["--lr", "-1"], "halo train: --lr must be a finite number > 0, got -1.0"),
+    (["--tasks", "playground-signup,nope-task"], "halo train: --tasks: unknown task or site 'nope-task'"),
+])
+def test_bad_numbers_and_unknown_tasks_are_named_by_their_flag(nothing_starts, capsys, argv, message):
+    assert refusal(capsys, argv).startswith(message)
+
+
+def test_known_task_ids_sites_and_all_pass_the_task_check():
+    from halo.cli.train import unknown_task_refs
+
+    assert unknown_task_refs(["playground-signup", "omnizon", "all", "omnizon-3"]) == []
+    assert unknown_task_refs(["omnizon-999", "gomail"]) == ["omnizon-999"]

@@ -359,6 +359,28 @@ def _eval_every(args: argparse.Namespace) -> int:
     return args.eval_every
 
 
+#: RunSpec's fields as `halo train` spells them: its errors name the flag the user typed.
+SPEC_FLAGS = {"total_steps": "--steps", "max_steps": "--max-actions", "group_size": "--group-size",
+              "groups_per_batch": "--groups-per-batch",
+              "learning_rate": "--lr", "temperature": "--temperature", "task_ids": "--tasks",
+              "reward_overrides": "--reward-overrides", "loss_fn": "--loss-fn"}
+
+
+def flag_named(message: str) -> str:
+    """A RunSpec validation message with its field replaced by the flag that sets it."""
+    field, _, rest = message.partition(" ")
+    return f"{SPEC_FLAGS[field]} {rest}" if field in SPEC_FLAGS else message
+
+
+def unknown_task_refs(refs: list[str]) -> list[str]:
+    """The refs that are neither a task id nor a site of the local task registry."""
+    from halo.tasks.registry import default_registry
+
+    tasks = default_registry().list()
+    known = {t.id for t in tasks} | {t.site for t in tasks} | {"all"}
+    return [r for r in refs if r not in known]
+
+
 def run(args: argparse.Namespace) -> int:
     defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
     task_ids, suite_defaults = _task_ids(args)
@@ -410,8 +432,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         spec.validate()
     except ValueError as exc:
-        print(f"halo train: {exc}", file=sys.stderr)
+        print(f"halo train: {flag_named(str(exc))}", file=sys.stderr)
         return 2
+    if not args.env and not args.submit and not args.resume:   # the tasks of an env service started here
+        unknown = unknown_task_refs(spec.task_ids)
+        if unknown:
+            print(f"halo train: --tasks: unknown task or site {', '.join(map(repr, unknown))} (`halo tasks list` lists them)",
+                  file=sys.stderr)
+            return 2
     if args.env and args.submit:
         print("halo train: --env is for a local run; a trainer service uses its own env target "
               "(HALO_TRAINER_ENV_TARGET)", file=sys.stderr)
