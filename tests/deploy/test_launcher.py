@@ -102,11 +102,12 @@ def test_status_and_health_commands(up_stack):
     env = halo("health", up_stack.target("env"), "--service", "halo.v1.EnvService")
     assert (env.returncode, env.stdout.strip()) == (0, "SERVING")
     unknown = halo("health", up_stack.target("env"), "--service", "halo.v1.NoSuchService")
-    assert (unknown.returncode, unknown.stdout.strip()) == (1, "SERVICE_UNKNOWN")
+    assert (unknown.returncode, unknown.stdout.strip()) == (1, f"SERVICE_UNKNOWN ({up_stack.target('env')}, service halo.v1.NoSuchService)")
     sites = halo("health", up_stack.url("sites") + "/__halo/health")
     assert (sites.returncode, sites.stdout.strip()) == (0, "SERVING")
     nobody = halo("health", f"{LOCAL_HOST}:{_free_port()}", "--timeout-s", "1")
     assert nobody.returncode == 1 and nobody.stdout.startswith("UNREACHABLE")
+    assert nobody.stdout.strip().endswith(")") and "(127.0.0.1:" in nobody.stdout   # it names its target
 
 
 def test_a_second_up_on_the_same_run_folder_leaves_everything_as_it_is(up_stack):

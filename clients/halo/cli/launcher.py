@@ -597,8 +597,11 @@ def main(argv: list[str]) -> int:
         return code
     if args.command == "health":
         result = check_health(args.target, args.service, args.timeout_s, args.tls_ca)
-        print(result)
-        return 0 if result == "SERVING" else 1
+        if result == "SERVING":
+            print(result)
+            return 0
+        print(f"{result} ({args.target}{f', service {args.service}' if args.service else ''})")   # which one did not answer
+        return 1
     if args.command == "deploy" and args.deploy_command == "images":
         from halo.cli.k8s import images_main
 
