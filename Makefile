@@ -41,8 +41,8 @@ test-tinker-server: setup-test tinker-server ## the Tinker path against the loca
 
 # The local_lora loop learning a fixed answer through the real vLLM, and a reward-flipped control
 # unlearning it, for three seeds (tests/lora/test_local_lora_learns.py). Opt-in, not part of
-# `make test`: six runs take about 12 minutes on 2 cores.
-test-learning: setup-test vllm ## the local-LoRA loop learning through vLLM vs a reward-flipped control (opt-in, ~12 min)
+# `make test`: six runs take about 8 minutes on 2 cores.
+test-learning: setup-test vllm ## the local-LoRA loop learning through vLLM vs a reward-flipped control (opt-in, ~8 min)
 	HALO_LEARNING_TESTS=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/lora/test_local_lora_learns.py
 
 # The main job on the embedded default: GRPO on the local playground replica, showing it learn.

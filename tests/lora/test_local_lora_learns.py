@@ -204,8 +204,8 @@ async def test_a_local_lora_run_learns_a_fixed_answer_through_vllm_and_a_flipped
                     assert abs(row["sampler_ratio/min"] - 1) < 1e-3 and abs(row["sampler_ratio/max"] - 1) < 1e-3, row
             arms[arm] = (readout(adapter), [r["success_rate"] for r in rows], sum(int(r.get("optim_skipped", 0)) for r in rows))
         (up, up_rates, up_skips), (down, down_rates, down_skips) = arms["trained"], arms["flipped"]
-        line = (f"seed {seed}: trained {base:.3f} -> {up:.3f} ({up - base:+.3f}; sampled success {up_rates}, {up_skips} steps "
-                f"without signal), flipped {base:.3f} -> {down:.3f} ({down - base:+.3f}; {down_rates}, {down_skips})")
+        line = (f"seed {seed}: trained {base:.3f} -> {up:.3f} ({up - base:+.3f}; sampled success {up_rates}, steps without "
+                f"signal {up_skips}), flipped {base:.3f} -> {down:.3f} ({down - base:+.3f}; {down_rates}, {down_skips})")
         print(line)
         lines.append(line)
         if not (up - base >= LEARNED_NATS and down < base):
