@@ -264,3 +264,14 @@ def test_constrain_actions_sets_the_runs_action_regex_for_a_local_lora_run_only(
     assert main(["train", "--constrain-actions"]) == 2                        # the embedded policy has no text to constrain
     assert "--constrain-actions needs --backend local_lora" in capsys.readouterr().err
     assert len(submitted) == 2 and "action_regex" not in RunSpec(backend="local_lora", task_ids=["x"]).extra
+
+
+def test_the_default_temperature_follows_the_backend(submitted, monkeypatch):
+    """The reference settings' 0.7 for Qwen3-VL (Tinker, local_lora), 1.0 for the embedded head; a
+    given --temperature wins."""
+    from halo.cli.main import main
+
+    monkeypatch.setenv("TINKER_API_KEY", "offline-test-key")
+    for argv in (["--backend", "tinker"], ["--backend", "local_lora"], [], ["--backend", "tinker", "--temperature", "1.0"]):
+        assert main(["train", *argv]) == 0
+    assert [s.temperature for s in submitted] == [0.7, 0.7, 1.0, 1.0]

@@ -276,8 +276,11 @@ async def _wait_healthy(client, timeout_s: float) -> bool:
 # What the embedded quickstart needs, measured (docs/benchmarks.md, "The playground run"): several clipped passes over
 # each batch, a small entropy bonus, and less pay for novelty — with the reference 0.2, wandering
 # through five new states is worth as much as solving a playground task.
-EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "reward_overrides": {"novelty_bonus": 0.05}}
-OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "reward_overrides": {}}
+EMBEDDED_DEFAULTS = {"lr": 2e-2, "loss_fn": "ppo", "update_epochs": 4, "entropy_coef": 0.01, "temperature": 1.0,
+                     "reward_overrides": {"novelty_bonus": 0.05}}
+# Qwen3-VL on Tinker or a local LoRA: the reference settings (seeds/000: lr 1e-6, temperature 0.7)
+OTHER_DEFAULTS = {"lr": 1e-6, "loss_fn": "importance_sampling", "update_epochs": 1, "entropy_coef": 0.0, "temperature": 0.7,
+                  "reward_overrides": {}}
 
 
 def _json_object(text: str, flag: str) -> dict:
@@ -390,7 +393,8 @@ def run(args: argparse.Namespace) -> int:
         task_ids=task_ids, group_size=args.group_size,
         groups_per_batch=args.groups_per_batch or suite_defaults.get("groups_per_batch", 4),
         total_steps=args.steps if args.steps is not None else suite_defaults.get("steps", 20),   # --steps 0 stays an error
-        learning_rate=args.lr or defaults["lr"], temperature=args.temperature, max_tokens=args.max_tokens,
+        learning_rate=args.lr or defaults["lr"],
+        temperature=defaults["temperature"] if args.temperature is None else args.temperature, max_tokens=args.max_tokens,
         lora_rank=args.lora_rank,
         max_steps=args.max_actions or suite_defaults.get("max_steps", 5),
         loss_fn=args.loss_fn or defaults["loss_fn"], seed=args.seed,
@@ -505,7 +509,9 @@ def add_parser(sub) -> None:
     train.add_argument("--group-size", type=int, default=8, help="episodes per group (one task and layout seed)")
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
     train.add_argument("--lr", type=float, default=0.0, help="learning rate (backend default when 0: 2e-2 embedded, 1e-6 Tinker/LoRA)")
-    train.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (0.7 for Qwen3-VL in the reference settings; the embedded head starts near uniform, 1.0)")
+    train.add_argument("--temperature", type=float, default=None,
+                       help="sampling temperature (default: 0.7 for Qwen3-VL on Tinker or local_lora, the reference "
+                            "settings; 1.0 for the embedded head, which starts near uniform)")
     train.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
                        help="what the policy sees: the screenshot + AXTree, or text only (AXTree; the env skips the "
                             "screenshot; cheaper, and what a text model such as a local Tinker-API server can train)")
