@@ -105,19 +105,18 @@ class TokenGrammar:
             state.advance(token, i)
         return torch.stack(rows) if rows else torch.zeros(0, self.vocab_size, dtype=torch.bool)
 
-    def check(self, tokens: Sequence[int]) -> None:
-        """Raise GrammarMismatch unless the grammar accepts `tokens` as (the start of) one completion:
-        the matcher alone, no mask (cheap, so a step checks every datum before it trains on any)."""
+    def state_after(self, tokens: Sequence[int]) -> "GrammarState":
+        """The matcher after the completion prefix `tokens`. Raises GrammarMismatch at the first
+        token it refuses: the matcher alone, no mask (cheap, so a step checks every datum with it
+        before it trains on any)."""
         state = self.state()
         for i, token in enumerate(tokens):
             state.advance(token, i)
+        return state
 
     def next_allowed(self, tokens: Sequence[int]) -> torch.Tensor:
         """bool [V]: the tokens the grammar allows after the completion prefix `tokens`."""
-        state = self.state()
-        for i, token in enumerate(tokens):
-            state.advance(token, i)
-        return state.allowed()
+        return self.state_after(tokens).allowed()
 
     def greedy_path(self, text: str, tokenizer: Any) -> list[int]:
         """A token path that spells `text` within the grammar: at each step the longest allowed token
@@ -157,10 +156,6 @@ class GrammarState:
             raise GrammarMismatch(
                 f"completion token {position} (id {int(token)}) is not allowed by the action regex there: the sample was "
                 "not drawn under this grammar (vLLM's structured-output backend must be xgrammar, with the same regex)")
-
-    @property
-    def terminated(self) -> bool:
-        return bool(self._matcher.is_terminated())
 
 
 def _decoded_vocab(tokenizer: Any, vocab_size: int) -> list[str]:

@@ -271,7 +271,7 @@ class LoraLearner:
         if self.grammar is not None:   # every completion checked before any is trained on
             for i in trained:
                 for start, end in segments(rows[i][4]):
-                    self.grammar.check(rows[i][1][start:end].tolist())
+                    self.grammar.state_after(rows[i][1][start:end].tolist())
         scale = self._loss_scale(sum(rows[i][4].numel() for i in trained), len(trained))
         total, aggregated, terms_seen, tokens_trained = 0.0, 0.0, [], 0
         self.model.train(self.gradient_checkpointing)   # HF checkpoints layers only in train mode (no dropout here)

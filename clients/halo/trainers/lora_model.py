@@ -141,7 +141,7 @@ def token_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: flo
 @dataclass(frozen=True)
 class LossTerms:
     loss: torch.Tensor          # summed over tokens (Tinker's convention)
-    per_token: torch.Tensor     # the loss of each token (0 where masked): the learner aggregates it (LOSS_AGGREGATIONS)
+    per_token: torch.Tensor     # the loss of each token, 0 where masked (`loss` is its sum)
     ratio: torch.Tensor         # the sampler correction's ratio per token, detached: learner / sampler
     capped: torch.Tensor        # per token: the truncated-IS weight hit its cap (all False without one)
     clipped: torch.Tensor       # per token: the PPO / CISPO clip was active

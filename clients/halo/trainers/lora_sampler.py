@@ -69,11 +69,12 @@ class PeftSampler:
         if self.grammar is not None:   # the grammar ends a completion on the stop tokens vLLM would give it
             stops = sorted(set(stops) | set(self.grammar.stop_ids))
         greedy = temperature <= 0
+        mask = None if self.grammar is None else _GrammarMask(self.grammar, inputs["input_ids"].shape[1])
         processors = None
-        if self.grammar is not None:
+        if mask is not None:
             from transformers import LogitsProcessorList
 
-            processors = LogitsProcessorList([_GrammarMask(self.grammar, inputs["input_ids"].shape[1])])
+            processors = LogitsProcessorList([mask])
         with self._lock:
             if seed is not None:
                 torch.manual_seed(seed)
@@ -84,7 +85,7 @@ class PeftSampler:
             )
         tokens = out.sequences[0, inputs["input_ids"].shape[1]:].tolist()
         logits = torch.stack(out.logits, dim=1)[0, : len(tokens)]   # the raw logits: the mask is applied below
-        allowed = None if self.grammar is None else self.grammar.allowed(tokens)
+        allowed = None if mask is None else torch.stack(mask.rows[: len(tokens)]).to(logits.device)   # what generate() masked
         logprobs = token_logprobs(logits, torch.tensor(tokens, device=logits.device), temperature if not greedy else 1.0,
                                   self.banned, allowed)
         stop_reason = "stop" if tokens and tokens[-1] in stops else "length"
@@ -100,17 +101,20 @@ class PeftSampler:
 
 class _GrammarMask:
     """A generate() logits processor: −inf outside what the grammar allows at the next position (one
-    sequence; the tokens generated so far are what follows the prompt)."""
+    sequence; the tokens generated so far are what follows the prompt). `rows` keeps each position's
+    mask, so the sampled tokens' logprobs are scored over the same tokens without a second pass."""
 
     def __init__(self, grammar: TokenGrammar, prompt_length: int) -> None:
         self.state, self.prompt_length, self.seen = grammar.state(), prompt_length, 0
+        self.rows: list[torch.Tensor] = []
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         generated = input_ids[0, self.prompt_length:].tolist()
         for position in range(self.seen, len(generated)):
             self.state.advance(generated[position], position)
         self.seen = len(generated)
-        return scores.masked_fill(~self.state.allowed().to(scores.device), float("-inf"))
+        self.rows.append(self.state.allowed())
+        return scores.masked_fill(~self.rows[-1].to(scores.device), float("-inf"))
 
 
 class LocalSamplingClient:
