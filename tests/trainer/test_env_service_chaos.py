@@ -356,3 +356,31 @@ async def test_creates_right_after_the_renderers_are_killed_never_get_a_dead_pag
             stepped = await client.step(session.session_id, A.Noop(), observation=text)
             assert not stepped.env_failure and stepped.observation.axtree, stepped
             assert await client.close_session(session.session_id)
+
+
+async def test_an_env_service_gone_after_the_last_reply_keeps_the_episode_whole(services):
+    """kill -9 of the env service between an episode's last reply and its CloseSession: the
+    episode is complete (stepped to its end and evaluated), so it comes back as it is, neither an
+    environment failure nor an error that ends the run; the dead service's sessions are its own."""
+    from halo.client.reward import RewardClient
+    from halo.rollout.episode import Decision, RolloutConfig, run_episode
+
+    class KilledBeforeClose(EnvClient):
+        """The real client; the service dies right before the close (where a kill can land)."""
+
+        async def close_session(self, session_id: str) -> bool:
+            await env.kill()
+            return await super().close_session(session_id)
+
+    class Answers:
+        async def decide(self, ctx) -> Decision:
+            action = A.SendMessage("done")
+            return Decision(action, raw_text=A.describe(action))
+
+    async with env_service(services.sites.url) as env:
+        async with KilledBeforeClose(f"127.0.0.1:{env.port}") as client, RewardClient(services.reward_target) as reward:
+            episode = await run_episode(client, reward, Answers(), "playground-signup", 0,
+                                        RolloutConfig(max_steps=3, screenshots=False))
+        assert env.proc.returncode is not None   # the service did die before the close
+        assert not episode.env_failure, episode.env_failure_reason
+        assert episode.length == 1 and episode.scorable and "evaluate_s" in episode.timings, episode
