@@ -68,6 +68,7 @@ import chz
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS
 from halo.errors import FailedPrecondition, HaloError
 from halo.runs.context import RunContext, ServiceTargets
+from halo.runs.layout import TINKER_CHECKPOINT_INFO
 from halo.runs.spec import RunSpec
 from halo.trainers.advantages import EpisodeSummary, step_metrics
 from halo.trainers.async_rollouts import AsyncSettings
@@ -91,7 +92,7 @@ SAMPLING_MODES = ("direct", "gateway")
 DEFAULT_SAMPLING = "gateway"                # chosen by measurement: docs/benchmarks.md, "Tinker sampling through the gateway"
 TINKER_SAMPLE_TIMEOUT_S = 600.0             # each gateway Sample's deadline unless extra.sample_timeout_s / --sample-timeout-s
 CHECKPOINTS_FILE = "checkpoints.jsonl"
-CHECKPOINT_INFO = "tinker.json"
+CHECKPOINT_INFO = TINKER_CHECKPOINT_INFO
 
 def model_name_for(spec: RunSpec) -> str:
     """The RunSpec's model when it is a Hugging Face name (org/name), else Qwen3-VL-30B-A3B."""
