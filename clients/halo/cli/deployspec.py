@@ -37,6 +37,9 @@ class ImageSpec(_Strict):
 class PrometheusSpec(_Strict):
     scrape_interval: str = "15s"
     evaluation_interval: str = "15s"
+    # alerting/recording rule files (repository paths): compose and Kubernetes mount them beside the
+    # scrape config (rule_files names them relative to it), `halo up` names the repository's files
+    rule_files: list[str] = Field(default_factory=list)
 
 
 class FileSpec(_Strict):
@@ -149,6 +152,9 @@ class Description(_Strict):
     @model_validator(mode="after")
     def _check(self) -> "Description":
         names = set(self.services)
+        for rules in self.prometheus.rule_files:
+            if not (REPO_ROOT / rules).is_file():
+                raise ValueError(f"prometheus: no rule file {rules}")
         for name, svc in self.services.items():
             for dep in (*svc.depends_on, *svc.uses):
                 if dep not in names:
@@ -341,8 +347,10 @@ def render_compose(desc: Description) -> dict[str, Any]:
 
 
 def render_prometheus(desc: Description, where: Placement, scrape_interval: str | None = None,
-                      dns_discovery: bool = False) -> dict[str, Any]:
-    """One job per scraped service that runs in `where` (job name = service name).
+                      dns_discovery: bool = False, rules_beside_config: bool = False) -> dict[str, Any]:
+    """One job per scraped service that runs in `where` (job name = service name), and the rule files:
+    by name when they are mounted beside the config (`rules_beside_config`: compose), else the
+    repository's own files (`halo up`).
 
     With `dns_discovery`, every address the host name resolves to is a target (DNS A records,
     re-resolved every scrape interval): a compose service scaled to N containers is N targets,
@@ -364,10 +372,13 @@ def render_prometheus(desc: Description, where: Placement, scrape_interval: str 
         if svc.metrics_path:
             job["metrics_path"] = svc.metrics_path
         jobs.append(job)
-    return {
+    config: dict[str, Any] = {
         "global": {"scrape_interval": interval, "evaluation_interval": scrape_interval or desc.prometheus.evaluation_interval},
-        "scrape_configs": jobs,
     }
+    if desc.prometheus.rule_files:
+        config["rule_files"] = [Path(r).name if rules_beside_config else str(REPO_ROOT / r) for r in desc.prometheus.rule_files]
+    config["scrape_configs"] = jobs
+    return config
 
 
 # --------------------------------------------------------------------------------------------------
@@ -402,7 +413,7 @@ def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     )
     return {
         COMPOSE_PATH: _dump(render_compose(desc), compose_header),
-        PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc), dns_discovery=True), _GENERATED),
+        PROMETHEUS_PATH: _dump(render_prometheus(desc, compose_placement(desc), dns_discovery=True, rules_beside_config=True), _GENERATED),
         **files,
     }
 

@@ -369,6 +369,8 @@ def _prometheus_config(desc: Description) -> dict[str, Any]:
     job = the pod's app name (the compose file's job names, which the dashboards select on)."""
     return {
         "global": {"scrape_interval": desc.prometheus.scrape_interval, "evaluation_interval": desc.prometheus.evaluation_interval},
+        # in the same ConfigMap, so beside prometheus.yml in /etc/prometheus
+        **({"rule_files": [Path(r).name for r in desc.prometheus.rule_files]} if desc.prometheus.rule_files else {}),
         "scrape_configs": [{
             "job_name": "halo-pods",
             "kubernetes_sd_configs": [{"role": "pod", "namespaces": {"names": [desc.kubernetes.namespace]}}],
@@ -416,7 +418,8 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
         text = render_file(desc, config_name, where)
         files[f"{config_name}-config.yaml"] = [_config_map(f"{config_name}-config", {Path(spec.path).name: text})]
     files["prometheus-config.yaml"] = [
-        _config_map("prometheus-config", {"prometheus.yml": yaml.safe_dump(_prometheus_config(desc), sort_keys=False)}),
+        _config_map("prometheus-config", {"prometheus.yml": yaml.safe_dump(_prometheus_config(desc), sort_keys=False),
+                                          **{Path(r).name: (REPO_ROOT / r).read_text() for r in desc.prometheus.rule_files}}),
     ]
     workloads = [n for n, svc in desc.services.items() if not svc.profiles and not svc.kubernetes.sidecar_of]
     files["network-policies.yaml"] = _network_policies(desc, workloads)
