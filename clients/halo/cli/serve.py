@@ -61,14 +61,28 @@ def main(argv: list[str]) -> int:
     from pydantic import ValidationError
 
     from halo.runtime.server import run
+    from halo.runtime.settings import SettingsError
 
     settings_cls, factory = GRPC_SERVICES[name]()
     try:
         settings = settings_cls.from_cli(flags)
     except ValidationError as exc:   # e.g. --tls-cert without --tls-key: one line per problem, no traceback
         for error in exc.errors():
-            where = ".".join(str(part) for part in error["loc"])
-            print(f"halo serve {name}: {where + ': ' if where else ''}{error['msg']}", file=sys.stderr)
+            print(f"halo serve {name}: {_setting_named(settings_cls, error['loc'])}{error['msg']}", file=sys.stderr)
         return 2
-    run(factory, settings)
+    try:
+        run(factory, settings)
+    except SettingsError as exc:   # a file the settings name is wrong (a route table): the service never started
+        print(f"halo serve {name}: {exc}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _setting_named(settings_cls: Any, loc: tuple) -> str:
+    """`--pool-size (HALO_ENV_POOL_SIZE): ` for a setting's error: the flag and the variable that set
+    it, never the internal field name; '' for an error of the settings as a whole."""
+    if not loc:
+        return ""
+    field = str(loc[0])
+    prefix = settings_cls.model_config.get("env_prefix", "")
+    return f"--{field.replace('_', '-')} ({prefix}{field.upper()}): "

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from halo.agent.formats import ActionFormat
 from halo.agent.prompt import DEFAULT_MAX_AXTREE_CHARS, PromptOptions
-from halo.runtime.settings import ServiceSettings
+from halo.runtime.settings import ServiceSettings, SettingsError
 
 #: configs/gateway.yaml of the repository (services/halo/policy/config.py -> repo root).
 DEFAULT_CONFIG_PATH = Path(__file__).resolve().parents[3] / "configs" / "gateway.yaml"
@@ -151,11 +151,32 @@ class GatewayConfig(BaseModel):
             return self
         unknown = set(names) - {r.name for r in self.routes}
         if unknown:
-            raise ValueError(f"--only-routes names unknown routes: {sorted(unknown)}")
+            raise SettingsError(f"--only-routes names routes the table does not have: {', '.join(sorted(unknown))} "
+                                f"(it has: {', '.join(r.name for r in self.routes)})")
         return self.model_copy(update={"routes": [r for r in self.routes if r.name in names]})
 
 
 def load_gateway_config(path: str | Path) -> GatewayConfig:
-    with open(path, encoding="utf-8") as handle:
-        data = yaml.safe_load(handle) or {}
-    return GatewayConfig.model_validate(data)
+    """The route table of a YAML file; SettingsError (one line: the file, then each problem with
+    where it is, e.g. `routes[1].base_url`) when it cannot be read or is not a valid table."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle) or {}
+    except OSError as exc:
+        raise SettingsError(f"--config {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"--config {path}: not valid YAML: {' '.join(str(exc).split())}") from exc
+    try:
+        return GatewayConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = [f"{_where(e['loc'])}: {e['msg'].removeprefix('Value error, ')}" if e["loc"] else e["msg"].removeprefix("Value error, ")
+                    for e in exc.errors()]
+        raise SettingsError(f"--config {path}: " + "; ".join(problems)) from exc
+
+
+def _where(loc: tuple) -> str:
+    """pydantic's error location as the YAML reads: ('routes', 1, 'base_url') -> routes[1].base_url."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

@@ -15,6 +15,11 @@ from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+class SettingsError(ValueError):
+    """A service's settings or the files they name are wrong: the service does not start, and the
+    message (one line, naming the flag or the file) says why."""
+
+
 _BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
 
 
