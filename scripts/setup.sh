@@ -105,6 +105,10 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "setup: installing Node.js"
   apt_install nodejs npm
 fi
+if ! command -v jq >/dev/null; then
+  echo "setup: installing jq (docs/guides/other-languages.md's grpcurl episode, run by tests/test_docs.py)"
+  apt_install jq
+fi
 # npm ci in a folder with a package-lock.json, once per lock change (a stamp in its node_modules).
 npm_ci_once() {
   local dir=$1 why=$2 stamp=$1/node_modules/.halo-installed

@@ -176,3 +176,69 @@ async def test_the_readmes_python_snippet_runs_against_an_env_service(stack):
     ok_line, state = out.decode().split("\n", 1)
     assert ok_line.startswith("True ") and "playground" in ok_line
     assert isinstance(json.loads(state), dict)   # the site's /finish state
+
+
+def _guide_block(page: str, fence: str, marker: str) -> str:
+    """The one code block of `fence` on docs/<page> that holds `marker`."""
+    (block,) = [b for b in re.findall(rf"```{fence}\n(.*?)```", (REPO / "docs" / page).read_text(), re.S) if marker in b]
+    return block
+
+
+def _json_documents(text: str) -> list:
+    """The JSON values printed one after another (jq and grpcurl print one per call)."""
+    import json
+
+    decoder, found, at = json.JSONDecoder(), [], 0
+    while at < len(text.rstrip()):
+        value, end = decoder.raw_decode(text, at)
+        found.append(value)
+        at = end
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return found
+
+
+async def _run(argv: list[str], timeout: float = 120) -> str:
+    import asyncio
+
+    process = await asyncio.create_subprocess_exec(*argv, cwd=REPO, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), timeout=timeout)
+    assert process.returncode == 0, err.decode()
+    return out.decode()
+
+
+def _on_stack(snippet: str, stack) -> str:
+    assert "127.0.0.1:50051" in snippet and "127.0.0.1:50052" in snippet
+    return snippet.replace("127.0.0.1:50051", stack.env_target).replace("127.0.0.1:50052", stack.reward_target)
+
+
+async def test_the_grpcurl_episode_reads_the_bid_from_the_observation_and_is_scored(stack):
+    """docs/guides/other-languages.md's grpcurl + jq script, as written, against the session's env and
+    reward services: the click finds "Sign up" in the observation and Evaluate scores the state 1."""
+    import shutil
+    import sys
+
+    grpcurl = shutil.which("grpcurl") or str(Path(sys.executable).parent / "grpcurl")
+    if shutil.which("jq") is None or not Path(grpcurl).exists():
+        pytest.fail("jq or grpcurl is missing (scripts/setup.sh --test installs jq; the test extra, grpcurl)")
+    script = _on_stack(_guide_block("guides/other-languages.md", "bash", "RewardService/Evaluate"), stack)
+    assert '"bid": "' not in script and "bid: '" not in script    # no id written into the request by hand
+    out = await _run(["bash", "-euo", "pipefail", "-c", f'PATH="{Path(grpcurl).parent}:$PATH"\n{script}'])
+    stepped, scored, closed = _json_documents(out)
+    assert stepped == {"action_ok": True, "done": False}
+    assert scored == {"success": True, "score": 1, "success_strict": True}
+    assert closed["was_open"] is True
+
+
+async def test_the_node_episode_reads_the_bid_from_the_observation_and_is_scored(stack):
+    """docs/guides/other-languages.md's Node.js episode, as written, with @grpc/grpc-js over protos/."""
+    import json
+    import shutil
+
+    if shutil.which("node") is None or not (REPO / "clients" / "node" / "node_modules" / "@grpc" / "grpc-js").exists():
+        pytest.fail("node or clients/node/node_modules is missing (scripts/setup.sh --test)")
+    script = _on_stack(_guide_block("guides/other-languages.md", "js", "'Evaluate'"), stack)
+    assert "bid: '" not in script
+    out = await _run(["node", "-e", script])
+    assert json.loads(out) == {"success": True, "score": 1, "success_strict": True}

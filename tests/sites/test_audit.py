@@ -44,6 +44,18 @@ async def test_agisdk_accepts_the_near_miss_and_strict_success_does_not(audited,
     assert row.lenient and row.sound_under_strict       # agisdk accepts one: the strict rule is what refuses it
 
 
+async def test_the_tutorials_task_is_held_to_its_strict_rule(env):
+    """docs/guides/add-a-task.md's worked example, playground-newsletter: its eval reads the address
+    only, so ticking "partner offers" as well passes agisdk's verdict; its strict rule refuses it."""
+    row = await audit_task(env, default_registry().get("playground-newsletter"), asyncio.Semaphore(2))
+    assert row.oracle.agisdk and row.oracle.strict and not row.oracle.attempt.errors
+    assert set(row.near_misses) == {"another address", "wrong count: partner offers as well"}
+    partners = row.near_misses["wrong count: partner offers as well"]
+    assert partners.agisdk and not partners.strict and partners.failed_checks == ["the subscription is without partner offers"]
+    assert not row.near_misses["another address"].agisdk
+    assert row.sound_under_strict and not any(s.attempt.errors for s in row.near_misses.values())
+
+
 def test_every_near_miss_has_a_kind_and_strict_rules_name_replica_tasks():
     checks = load_checks()
     registry = default_registry()

@@ -334,6 +334,10 @@ NEAR_MISSES: dict[str, WrongAttempts] = {
                                                                 *filters("Wifi", bedrooms="2")],
                   "wrong count: 1 bedroom, not 2+": [*trip(ROME, dates("2025-01-03", "2025-01-05", pages=5), who(4)), *filters("Wifi", bedrooms="1")]},
     "staynb-15": {"wrong item: Provence, not San Jose, Costa Rica": [*PROVENCE, STAY_SEARCH]},
+    # HALO's own playground (docs/guides/add-a-task.md): its eval reads the address, not the box
+    "playground-newsletter": {"wrong count: partner offers as well": [
+        A.Fill(Target("textbox", "Email"), "ada@example.com"), A.ClickElement(Target("checkbox", "Also send me partner offers")),
+        A.ClickElement(Target("button", "Subscribe"))]},
 }
 
 

@@ -24,6 +24,10 @@ from halo.sites.replica import Replica
 TASKS_FILE = Path(__file__).parent / "tasks.json"
 PLANS = ("free", "plus", "pro")
 SECTIONS = ("join", "profile", "board", "more")
+#: Sections of the home page that only some tasks' sessions show. The home page is every playground
+#: task's start page, so a new task's form appears where its own task asks for it: the other tasks
+#: (and the embedded policy's default training suite) see the page exactly as before.
+TASK_SECTIONS = {"playground-newsletter": ("newsletter",)}
 ITEMS = [f"Item {i:02d}" for i in range(1, 41)]
 
 
@@ -42,16 +46,19 @@ class Playground(Replica):
         "playground-plan": [A.SelectOption(Target("combobox", "Plan"), ("pro",)), A.ClickElement(Target("button", "Apply plan"))],
         "playground-finish": [A.ClickElement(Target("link", "Go to page 2")), A.ClickElement(Target("button", "Finish"))],
         "playground-drag": [A.Drag(Target("text", "Card"), Target("text", "Drop here"))],
+        "playground-newsletter": [A.Fill(Target("textbox", "Email"), "ada@example.com"), A.ClickElement(Target("button", "Subscribe"))],
     }
     wrong_attempts = {
         "playground-name": {"another name": [A.Fill(Target("textbox", "Name"), "Ada Byron"), A.ClickElement(Target("button", "Save"))]},
         "playground-plan": {"another plan": [A.SelectOption(Target("combobox", "Plan"), ("plus",)), A.ClickElement(Target("button", "Apply plan"))]},
         "playground-finish": {"stops on page 2": [A.ClickElement(Target("link", "Go to page 2"))]},
         "playground-drag": {"drops on the board's heading": [A.Drag(Target("text", "Card"), Target("heading", "Board"))]},
+        "playground-newsletter": {"another address": [A.Fill(Target("textbox", "Email"), "ada@example.org"),
+                                                      A.ClickElement(Target("button", "Subscribe"))]},
     }
 
     def initial_state(self, task_id: str, seed: int) -> dict[str, Any]:
-        order = list(SECTIONS)
+        order = [*SECTIONS, *TASK_SECTIONS.get(task_id, ())]
         if seed:  # seed 0 is the reference layout; other seeds shuffle the sections (held-out layouts)
             random.Random(seed).shuffle(order)
         return {
@@ -61,6 +68,7 @@ class Playground(Replica):
             "profile": {"name": "", "plan": "free"},
             "board": {"dropped": False},
             "finish": {"done": False},
+            "newsletter": {"email": "", "partners": False, "subscribed": False},
             "log": [],
         }
 
@@ -73,6 +81,7 @@ class Playground(Replica):
             Route("/api/plan", self.plan, methods=["POST"]),
             Route("/api/drop", self.drop, methods=["POST"]),
             Route("/api/finish", self.finish_task, methods=["POST"]),
+            Route("/api/newsletter", self.subscribe, methods=["POST"]),
         ]
 
     def _page(self, request: Request, path: str, template: str) -> Response:
@@ -123,3 +132,13 @@ class Playground(Replica):
         state["finish"]["done"] = True
         state["log"].append("finish")
         return self._back("/page2")
+
+    async def subscribe(self, request: Request) -> Response:
+        """The newsletter form: the address and the partner-offers box, as submitted."""
+        form = await request.form()
+        newsletter = self.session(request).state["newsletter"]
+        newsletter["email"] = str(form.get("email", "")).strip()[:200]
+        newsletter["partners"] = form.get("partners") == "on"   # a checkbox is sent only when ticked
+        newsletter["subscribed"] = True
+        self.session(request).state["log"].append("newsletter")
+        return self._back()
