@@ -29,8 +29,9 @@ class TrainerClient(ServiceClient):
     async def stop_run(self, run_id: str) -> pb.Run:
         return await self._call(self.stub.StopRun, pb.StopRunRequest(run_id=run_id))
 
-    async def resume_run(self, run_id: str) -> pb.Run:
-        return await self._call(self.stub.ResumeRun, pb.ResumeRunRequest(run_id=run_id))
+    async def resume_run(self, run_id: str, total_steps: int = 0) -> pb.Run:
+        """Continue a run from its last checkpoint; `total_steps` > 0 extends it to that many steps."""
+        return await self._call(self.stub.ResumeRun, pb.ResumeRunRequest(run_id=run_id, total_steps=total_steps))
 
     async def list_checkpoints(self, run_id: str) -> list[pb.Checkpoint]:
         return list((await self._read(self.stub.ListCheckpoints, pb.ListCheckpointsRequest(run_id=run_id))).checkpoints)

@@ -26,7 +26,7 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15halo/v1/trainer.proto\x12\x07halo.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x04\n\x07RunSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x04kind\x18\x02 \x01(\x0e\x32\x10.halo.v1.RunKind\x12&\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x15.halo.v1.TrainBackend\x12\x0c\n\x04mode\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x10\n\x08task_ids\x18\x06 \x03(\t\x12\x12\n\ngroup_size\x18\x07 \x01(\r\x12\x18\n\x10groups_per_batch\x18\x08 \x01(\r\x12\x13\n\x0btotal_steps\x18\t \x01(\r\x12\x15\n\rlearning_rate\x18\n \x01(\x01\x12\x11\n\tlora_rank\x18\x0b \x01(\r\x12\x13\n\x0btemperature\x18\x0c \x01(\x01\x12\x12\n\nmax_tokens\x18\r \x01(\r\x12\x11\n\tmax_steps\x18\x0e \x01(\r\x12&\n\x07loss_fn\x18\x0f \x01(\x0e\x32\x15.halo.v1.LossFunction\x12\x0c\n\x04seed\x18\x10 \x01(\x03\x12?\n\x10reward_overrides\x18\x11 \x03(\x0b\x32%.halo.v1.RunSpec.RewardOverridesEntry\x12\x18\n\x10\x63heckpoint_every\x18\x12 \x01(\r\x12&\n\x05\x65xtra\x18\x13 \x01(\x0b\x32\x17.google.protobuf.Struct\x1a\x36\n\x14RewardOverridesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xed\x02\n\x03Run\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x1e\n\x04spec\x18\x02 \x01(\x0b\x32\x10.halo.v1.RunSpec\x12 \n\x05state\x18\x03 \x01(\x0e\x32\x11.halo.v1.RunState\x12\x0c\n\x04step\x18\x04 \x01(\r\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0clast_metrics\x18\x07 \x03(\x0b\x32\x1d.halo.v1.Run.LastMetricsEntry\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x1a\n\x12last_checkpoint_id\x18\t \x01(\t\x12\x12\n\noutput_dir\x18\n \x01(\t\x1a\x32\n\x10LastMetricsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"1\n\x0fStartRunRequest\x12\x1e\n\x04spec\x18\x01 \x01(\x0b\x32\x10.halo.v1.RunSpec\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"@\n\x0fListRunsRequest\x12\x1e\n\x04kind\x18\x01 \x01(\x0e\x32\x10.halo.v1.RunKind\x12\r\n\x05limit\x18\x02 \x01(\r\".\n\x10ListRunsResponse\x12\x1a\n\x04runs\x18\x01 \x03(\x0b\x32\x0c.halo.v1.Run\" \n\x0eStopRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\"\n\x10ResumeRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"9\n\x0fWatchRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\"|\n\x0bStepMetrics\x12\x0c\n\x04step\x18\x01 \x01(\r\x12\x30\n\x06values\x18\x02 \x03(\x0b\x32 .halo.v1.StepMetrics.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"@\n\x0bStateChange\x12 \n\x05state\x18\x01 \x01(\x0e\x32\x11.halo.v1.RunState\x12\x0f\n\x07message\x18\x02 \x01(\t\")\n\x07LogLine\x12\r\n\x05level\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xe2\x01\n\nCheckpoint\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x0c\n\x04path\x18\x04 \x01(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x07metrics\x18\x06 \x03(\x0b\x32 .halo.v1.Checkpoint.MetricsEntry\x1a.\n\x0cMetricsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x82\x02\n\x08RunEvent\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x07metrics\x18\x04 \x01(\x0b\x32\x14.halo.v1.StepMetricsH\x00\x12,\n\x0cstate_change\x18\x05 \x01(\x0b\x32\x14.halo.v1.StateChangeH\x00\x12\x1f\n\x03log\x18\x06 \x01(\x0b\x32\x10.halo.v1.LogLineH\x00\x12)\n\ncheckpoint\x18\x07 \x01(\x0b\x32\x13.halo.v1.CheckpointH\x00\x42\x07\n\x05\x65vent\"(\n\x16ListCheckpointsRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"C\n\x17ListCheckpointsResponse\x12(\n\x0b\x63heckpoints\x18\x01 \x03(\x0b\x32\x13.halo.v1.Checkpoint*\\\n\x07RunKind\x12\x18\n\x14RUN_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rRUN_KIND_GRPO\x10\x01\x12\x11\n\rRUN_KIND_MCTS\x10\x02\x12\x11\n\rRUN_KIND_EVAL\x10\x03*\x81\x01\n\x0cTrainBackend\x12\x1d\n\x19TRAIN_BACKEND_UNSPECIFIED\x10\x00\x12\x1a\n\x16TRAIN_BACKEND_EMBEDDED\x10\x01\x12\x18\n\x14TRAIN_BACKEND_TINKER\x10\x02\x12\x1c\n\x18TRAIN_BACKEND_LOCAL_LORA\x10\x03*\x9b\x01\n\x0cLossFunction\x12\x1d\n\x19LOSS_FUNCTION_UNSPECIFIED\x10\x00\x12%\n!LOSS_FUNCTION_IMPORTANCE_SAMPLING\x10\x01\x12\x15\n\x11LOSS_FUNCTION_PPO\x10\x02\x12\x17\n\x13LOSS_FUNCTION_CISPO\x10\x03\x12\x15\n\x11LOSS_FUNCTION_DRO\x10\x04*\xcc\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_PENDING\x10\x01\x12\x15\n\x11RUN_STATE_RUNNING\x10\x02\x12\x16\n\x12RUN_STATE_STOPPING\x10\x03\x12\x15\n\x11RUN_STATE_STOPPED\x10\x04\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x05\x12\x14\n\x10RUN_STATE_FAILED\x10\x06\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x07\x32\xae\x03\n\x0eTrainerService\x12\x32\n\x08StartRun\x12\x18.halo.v1.StartRunRequest\x1a\x0c.halo.v1.Run\x12.\n\x06GetRun\x12\x16.halo.v1.GetRunRequest\x1a\x0c.halo.v1.Run\x12?\n\x08ListRuns\x12\x18.halo.v1.ListRunsRequest\x1a\x19.halo.v1.ListRunsResponse\x12\x30\n\x07StopRun\x12\x17.halo.v1.StopRunRequest\x1a\x0c.halo.v1.Run\x12\x34\n\tResumeRun\x12\x19.halo.v1.ResumeRunRequest\x1a\x0c.halo.v1.Run\x12\x39\n\x08WatchRun\x12\x18.halo.v1.WatchRunRequest\x1a\x11.halo.v1.RunEvent0\x01\x12T\n\x0fListCheckpoints\x12\x1f.halo.v1.ListCheckpointsRequest\x1a .halo.v1.ListCheckpointsResponseB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15halo/v1/trainer.proto\x12\x07halo.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa8\x04\n\x07RunSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1e\n\x04kind\x18\x02 \x01(\x0e\x32\x10.halo.v1.RunKind\x12&\n\x07\x62\x61\x63kend\x18\x03 \x01(\x0e\x32\x15.halo.v1.TrainBackend\x12\x0c\n\x04mode\x18\x04 \x01(\t\x12\r\n\x05model\x18\x05 \x01(\t\x12\x10\n\x08task_ids\x18\x06 \x03(\t\x12\x12\n\ngroup_size\x18\x07 \x01(\r\x12\x18\n\x10groups_per_batch\x18\x08 \x01(\r\x12\x13\n\x0btotal_steps\x18\t \x01(\r\x12\x15\n\rlearning_rate\x18\n \x01(\x01\x12\x11\n\tlora_rank\x18\x0b \x01(\r\x12\x13\n\x0btemperature\x18\x0c \x01(\x01\x12\x12\n\nmax_tokens\x18\r \x01(\r\x12\x11\n\tmax_steps\x18\x0e \x01(\r\x12&\n\x07loss_fn\x18\x0f \x01(\x0e\x32\x15.halo.v1.LossFunction\x12\x0c\n\x04seed\x18\x10 \x01(\x03\x12?\n\x10reward_overrides\x18\x11 \x03(\x0b\x32%.halo.v1.RunSpec.RewardOverridesEntry\x12\x18\n\x10\x63heckpoint_every\x18\x12 \x01(\r\x12&\n\x05\x65xtra\x18\x13 \x01(\x0b\x32\x17.google.protobuf.Struct\x1a\x36\n\x14RewardOverridesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\xed\x02\n\x03Run\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x1e\n\x04spec\x18\x02 \x01(\x0b\x32\x10.halo.v1.RunSpec\x12 \n\x05state\x18\x03 \x01(\x0e\x32\x11.halo.v1.RunState\x12\x0c\n\x04step\x18\x04 \x01(\r\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nupdated_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x33\n\x0clast_metrics\x18\x07 \x03(\x0b\x32\x1d.halo.v1.Run.LastMetricsEntry\x12\r\n\x05\x65rror\x18\x08 \x01(\t\x12\x1a\n\x12last_checkpoint_id\x18\t \x01(\t\x12\x12\n\noutput_dir\x18\n \x01(\t\x1a\x32\n\x10LastMetricsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"1\n\x0fStartRunRequest\x12\x1e\n\x04spec\x18\x01 \x01(\x0b\x32\x10.halo.v1.RunSpec\"\x1f\n\rGetRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"@\n\x0fListRunsRequest\x12\x1e\n\x04kind\x18\x01 \x01(\x0e\x32\x10.halo.v1.RunKind\x12\r\n\x05limit\x18\x02 \x01(\r\".\n\x10ListRunsResponse\x12\x1a\n\x04runs\x18\x01 \x03(\x0b\x32\x0c.halo.v1.Run\" \n\x0eStopRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"7\n\x10ResumeRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x13\n\x0btotal_steps\x18\x02 \x01(\r\"9\n\x0fWatchRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x16\n\x0e\x61\x66ter_sequence\x18\x02 \x01(\x04\"|\n\x0bStepMetrics\x12\x0c\n\x04step\x18\x01 \x01(\r\x12\x30\n\x06values\x18\x02 \x03(\x0b\x32 .halo.v1.StepMetrics.ValuesEntry\x1a-\n\x0bValuesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"@\n\x0bStateChange\x12 \n\x05state\x18\x01 \x01(\x0e\x32\x11.halo.v1.RunState\x12\x0f\n\x07message\x18\x02 \x01(\t\")\n\x07LogLine\x12\r\n\x05level\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xe2\x01\n\nCheckpoint\x12\x15\n\rcheckpoint_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x0c\n\x04step\x18\x03 \x01(\r\x12\x0c\n\x04path\x18\x04 \x01(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x31\n\x07metrics\x18\x06 \x03(\x0b\x32 .halo.v1.Checkpoint.MetricsEntry\x1a.\n\x0cMetricsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x01:\x02\x38\x01\"\x82\x02\n\x08RunEvent\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x10\n\x08sequence\x18\x02 \x01(\x04\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\'\n\x07metrics\x18\x04 \x01(\x0b\x32\x14.halo.v1.StepMetricsH\x00\x12,\n\x0cstate_change\x18\x05 \x01(\x0b\x32\x14.halo.v1.StateChangeH\x00\x12\x1f\n\x03log\x18\x06 \x01(\x0b\x32\x10.halo.v1.LogLineH\x00\x12)\n\ncheckpoint\x18\x07 \x01(\x0b\x32\x13.halo.v1.CheckpointH\x00\x42\x07\n\x05\x65vent\"(\n\x16ListCheckpointsRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"C\n\x17ListCheckpointsResponse\x12(\n\x0b\x63heckpoints\x18\x01 \x03(\x0b\x32\x13.halo.v1.Checkpoint*\\\n\x07RunKind\x12\x18\n\x14RUN_KIND_UNSPECIFIED\x10\x00\x12\x11\n\rRUN_KIND_GRPO\x10\x01\x12\x11\n\rRUN_KIND_MCTS\x10\x02\x12\x11\n\rRUN_KIND_EVAL\x10\x03*\x81\x01\n\x0cTrainBackend\x12\x1d\n\x19TRAIN_BACKEND_UNSPECIFIED\x10\x00\x12\x1a\n\x16TRAIN_BACKEND_EMBEDDED\x10\x01\x12\x18\n\x14TRAIN_BACKEND_TINKER\x10\x02\x12\x1c\n\x18TRAIN_BACKEND_LOCAL_LORA\x10\x03*\x9b\x01\n\x0cLossFunction\x12\x1d\n\x19LOSS_FUNCTION_UNSPECIFIED\x10\x00\x12%\n!LOSS_FUNCTION_IMPORTANCE_SAMPLING\x10\x01\x12\x15\n\x11LOSS_FUNCTION_PPO\x10\x02\x12\x17\n\x13LOSS_FUNCTION_CISPO\x10\x03\x12\x15\n\x11LOSS_FUNCTION_DRO\x10\x04*\xcc\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_PENDING\x10\x01\x12\x15\n\x11RUN_STATE_RUNNING\x10\x02\x12\x16\n\x12RUN_STATE_STOPPING\x10\x03\x12\x15\n\x11RUN_STATE_STOPPED\x10\x04\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x05\x12\x14\n\x10RUN_STATE_FAILED\x10\x06\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x07\x32\xae\x03\n\x0eTrainerService\x12\x32\n\x08StartRun\x12\x18.halo.v1.StartRunRequest\x1a\x0c.halo.v1.Run\x12.\n\x06GetRun\x12\x16.halo.v1.GetRunRequest\x1a\x0c.halo.v1.Run\x12?\n\x08ListRuns\x12\x18.halo.v1.ListRunsRequest\x1a\x19.halo.v1.ListRunsResponse\x12\x30\n\x07StopRun\x12\x17.halo.v1.StopRunRequest\x1a\x0c.halo.v1.Run\x12\x34\n\tResumeRun\x12\x19.halo.v1.ResumeRunRequest\x1a\x0c.halo.v1.Run\x12\x39\n\x08WatchRun\x12\x18.halo.v1.WatchRunRequest\x1a\x11.halo.v1.RunEvent0\x01\x12T\n\x0fListCheckpoints\x12\x1f.halo.v1.ListCheckpointsRequest\x1a .halo.v1.ListCheckpointsResponseB=\n\nai.halo.v1P\x01Z-github.com/halo-rl/halo/gen/go/halo/v1;halov1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,14 +42,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STEPMETRICS_VALUESENTRY']._serialized_options = b'8\001'
   _globals['_CHECKPOINT_METRICSENTRY']._loaded_options = None
   _globals['_CHECKPOINT_METRICSENTRY']._serialized_options = b'8\001'
-  _globals['_RUNKIND']._serialized_start=2183
-  _globals['_RUNKIND']._serialized_end=2275
-  _globals['_TRAINBACKEND']._serialized_start=2278
-  _globals['_TRAINBACKEND']._serialized_end=2407
-  _globals['_LOSSFUNCTION']._serialized_start=2410
-  _globals['_LOSSFUNCTION']._serialized_end=2565
-  _globals['_RUNSTATE']._serialized_start=2568
-  _globals['_RUNSTATE']._serialized_end=2772
+  _globals['_RUNKIND']._serialized_start=2204
+  _globals['_RUNKIND']._serialized_end=2296
+  _globals['_TRAINBACKEND']._serialized_start=2299
+  _globals['_TRAINBACKEND']._serialized_end=2428
+  _globals['_LOSSFUNCTION']._serialized_start=2431
+  _globals['_LOSSFUNCTION']._serialized_end=2586
+  _globals['_RUNSTATE']._serialized_start=2589
+  _globals['_RUNSTATE']._serialized_end=2793
   _globals['_RUNSPEC']._serialized_start=98
   _globals['_RUNSPEC']._serialized_end=650
   _globals['_RUNSPEC_REWARDOVERRIDESENTRY']._serialized_start=596
@@ -69,27 +69,27 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_STOPRUNREQUEST']._serialized_start=1218
   _globals['_STOPRUNREQUEST']._serialized_end=1250
   _globals['_RESUMERUNREQUEST']._serialized_start=1252
-  _globals['_RESUMERUNREQUEST']._serialized_end=1286
-  _globals['_WATCHRUNREQUEST']._serialized_start=1288
-  _globals['_WATCHRUNREQUEST']._serialized_end=1345
-  _globals['_STEPMETRICS']._serialized_start=1347
-  _globals['_STEPMETRICS']._serialized_end=1471
-  _globals['_STEPMETRICS_VALUESENTRY']._serialized_start=1426
-  _globals['_STEPMETRICS_VALUESENTRY']._serialized_end=1471
-  _globals['_STATECHANGE']._serialized_start=1473
-  _globals['_STATECHANGE']._serialized_end=1537
-  _globals['_LOGLINE']._serialized_start=1539
-  _globals['_LOGLINE']._serialized_end=1580
-  _globals['_CHECKPOINT']._serialized_start=1583
-  _globals['_CHECKPOINT']._serialized_end=1809
-  _globals['_CHECKPOINT_METRICSENTRY']._serialized_start=1763
-  _globals['_CHECKPOINT_METRICSENTRY']._serialized_end=1809
-  _globals['_RUNEVENT']._serialized_start=1812
-  _globals['_RUNEVENT']._serialized_end=2070
-  _globals['_LISTCHECKPOINTSREQUEST']._serialized_start=2072
-  _globals['_LISTCHECKPOINTSREQUEST']._serialized_end=2112
-  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_start=2114
-  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_end=2181
-  _globals['_TRAINERSERVICE']._serialized_start=2775
-  _globals['_TRAINERSERVICE']._serialized_end=3205
+  _globals['_RESUMERUNREQUEST']._serialized_end=1307
+  _globals['_WATCHRUNREQUEST']._serialized_start=1309
+  _globals['_WATCHRUNREQUEST']._serialized_end=1366
+  _globals['_STEPMETRICS']._serialized_start=1368
+  _globals['_STEPMETRICS']._serialized_end=1492
+  _globals['_STEPMETRICS_VALUESENTRY']._serialized_start=1447
+  _globals['_STEPMETRICS_VALUESENTRY']._serialized_end=1492
+  _globals['_STATECHANGE']._serialized_start=1494
+  _globals['_STATECHANGE']._serialized_end=1558
+  _globals['_LOGLINE']._serialized_start=1560
+  _globals['_LOGLINE']._serialized_end=1601
+  _globals['_CHECKPOINT']._serialized_start=1604
+  _globals['_CHECKPOINT']._serialized_end=1830
+  _globals['_CHECKPOINT_METRICSENTRY']._serialized_start=1784
+  _globals['_CHECKPOINT_METRICSENTRY']._serialized_end=1830
+  _globals['_RUNEVENT']._serialized_start=1833
+  _globals['_RUNEVENT']._serialized_end=2091
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_start=2093
+  _globals['_LISTCHECKPOINTSREQUEST']._serialized_end=2133
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_start=2135
+  _globals['_LISTCHECKPOINTSRESPONSE']._serialized_end=2202
+  _globals['_TRAINERSERVICE']._serialized_start=2796
+  _globals['_TRAINERSERVICE']._serialized_end=3226
 # @@protoc_insertion_point(module_scope)

@@ -178,10 +178,12 @@ class StopRunRequest(_message.Message):
     def __init__(self, run_id: _Optional[str] = ...) -> None: ...
 
 class ResumeRunRequest(_message.Message):
-    __slots__ = ("run_id",)
+    __slots__ = ("run_id", "total_steps")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_STEPS_FIELD_NUMBER: _ClassVar[int]
     run_id: str
-    def __init__(self, run_id: _Optional[str] = ...) -> None: ...
+    total_steps: int
+    def __init__(self, run_id: _Optional[str] = ..., total_steps: _Optional[int] = ...) -> None: ...
 
 class WatchRunRequest(_message.Message):
     __slots__ = ("run_id", "after_sequence")

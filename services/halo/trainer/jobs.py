@@ -176,13 +176,21 @@ class JobManager:
         await self._launch(run)
         return record
 
-    async def resume(self, run_id: str) -> RunRecord:
+    async def resume(self, run_id: str, total_steps: int = 0) -> RunRecord:
+        """Continue a stopped, failed or interrupted run from its last checkpoint with its stored
+        spec; `total_steps` > 0 sets how many steps it runs in all (extending a finished run)."""
         record = self.get(run_id)
         run = self._hosted(record)
         if run.task is not None and not run.task.done():
             raise FailedPrecondition(f"run {run_id} is {record.state.value}; only stopped, failed or interrupted runs resume")
-        if record.state is RunState.SUCCEEDED:
-            raise FailedPrecondition(f"run {run_id} already finished all {record.spec.total_steps} steps")
+        if total_steps and total_steps < record.step:
+            raise InvalidArgument(f"total_steps {total_steps} is below the {record.step} steps run {run_id} has completed")
+        if record.state is RunState.SUCCEEDED and total_steps <= record.spec.total_steps:
+            raise FailedPrecondition(f"run {run_id} already finished all {record.spec.total_steps} steps "
+                                     "(give more steps to extend it)")
+        if total_steps and total_steps != record.spec.total_steps:
+            record.spec.total_steps = total_steps
+            self.store.save(record)
         await self._launch(run, resumed=True)
         return run.record
 

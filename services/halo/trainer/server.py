@@ -92,7 +92,7 @@ class TrainerServicer(rpc.TrainerServiceServicer):
 
     @translate_errors
     async def ResumeRun(self, request, context):
-        return run_to_proto(await self.jobs.resume(request.run_id))
+        return run_to_proto(await self.jobs.resume(request.run_id, total_steps=request.total_steps))
 
     @translate_errors
     async def WatchRun(self, request, context):
