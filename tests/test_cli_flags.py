@@ -28,7 +28,12 @@ def halo():
     (("bench", "env"), "--steps", "--actions", "actions", "7"),
     (("bench", "leak"), "--steps", "--actions", "actions", "3"),
     (("bench", "rollout"), "--max-steps", "--max-actions", "max_actions", "4"),
-    (("bench", "rollout"), "--model", "--checkpoint", "checkpoint", "/models/x"),
+    (("bench", "rollout"), "--model", "--base-model", "base_model", "/models/x"),
+    (("bench", "rollout"), "--checkpoint", "--base-model", "base_model", "/models/x"),
+    (("bench", "learner"), "--checkpoint", "--base-model", "base_model", "/models/x"),
+    (("bench", "learner"), "--options", "--learner-options", "learner_options", '{"micro_batch_tokens": 1}'),
+    (("bench", "clicks"), "--options", "--select-options", "select_options", "5"),
+    (("bench", "train"), "--max-staleness", "--max-staleness-values", "max_staleness_values", "0,2"),
     (("bench", "train"), "--max-steps", "--max-actions", "max_actions", "3"),
     (("bench", "tinker-sampling"), "--model", "--base-model", "base_model", "/models/tiny"),
 ])
@@ -39,7 +44,7 @@ def test_bench_flags_old_and_new_spellings(halo, capsys, path, old, new, dest, v
     assert getattr(parser.parse_args([*required, new, value]), dest) == expected
     assert capsys.readouterr().err == ""
     assert getattr(parser.parse_args([*required, old, value]), dest) == expected
-    assert f"{old} is deprecated; use {new}" in capsys.readouterr().err
+    assert f"{old} is deprecated; use {new} (the old spelling goes in the next release)" in capsys.readouterr().err
 
 
 def test_eval_max_actions_and_screenshots_pair(capsys):
@@ -161,20 +166,26 @@ SECONDS = re.compile(r"(?<!milli)seconds\b")
 
 
 def test_every_flag_follows_the_conventions():
-    """One meaning per flag, in every subcommand: no visible --model (a route, a Tinker model and a
-    checkpoint have their own flags), a seconds flag ends in -s, an on/off setting is a --x/--no-x
+    """One meaning per flag, in every subcommand: no visible --model, --checkpoint or --options (a
+    route and a base model have their own flags, and so has each kind of options), a flag takes the
+    same type of value everywhere, a seconds flag ends in -s, an on/off setting is a --x/--no-x
     pair, --json takes a PATH, every flag has a help line; the services' settings the same."""
     from halo.cli.serve import GRPC_SERVICES
     from halo.sites.server import SitesSettings
 
-    problems = []
+    problems, value_types = [], {}
     for title, parser in _every_parser():
         for action in parser._actions:
             if not action.option_strings or action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
                 continue
             flag, text = action.option_strings[-1], (action.help or "").lower()
+            value_type = getattr(action.type, "__name__", type(action.type).__name__)   # str when None
+            if value_types.setdefault(flag, (value_type, title))[0] != value_type:
+                problems.append(f"{title} {flag} takes a {value_type}, {value_types[flag][1]} {flag} a {value_types[flag][0]}")
             if flag == "--model" or flag.endswith("-model") and action.metavar == "DIR":
-                problems.append(f"{title} {flag}: say --route, --base-model or --checkpoint")
+                problems.append(f"{title} {flag}: say --route or --base-model")
+            if flag == "--checkpoint" or flag == "--options":
+                problems.append(f"{title} {flag}: say what it names (--base-model, --learner-options, --select-options)")
             if SECONDS.search(text) and not flag.endswith("-s"):
                 problems.append(f"{title} {flag}: a seconds flag ends in -s")
             if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)) and flag not in MODE_SWITCHES:
@@ -188,6 +199,17 @@ def test_every_flag_follows_the_conventions():
             text = (info.description or "").lower()
             if SECONDS.search(text) and not name.endswith("_s"):
                 problems.append(f"{settings.__name__}.{name}: a seconds setting ends in _s")
-            if name.endswith("_model"):
-                problems.append(f"{settings.__name__}.{name}: name what it is (a route, a checkpoint)")
+            if name.endswith("_model") and not name.endswith("base_model"):
+                problems.append(f"{settings.__name__}.{name}: name what it is (a route, a base model)")
     assert not problems, "\n".join(problems)
+
+
+async def test_eval_env_reward_and_gateway_each_replace_one_service_as_in_train():
+    """`halo eval --env` names the env service only, as `halo train --env` does: services given are
+    used as they are (nothing starts when all three are), the others start in this process."""
+    from halo.cli.eval import local_services
+    from halo.runs.context import ServiceTargets
+
+    given = ServiceTargets("10.0.0.1:50051", "10.0.0.1:50052", "10.0.0.1:50053", token="t")
+    async with local_services("embedded", 1, given=given) as targets:
+        assert targets == given

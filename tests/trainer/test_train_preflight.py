@@ -36,21 +36,21 @@ def refusal(capsys, argv: list[str]) -> str:
     return err
 
 
-def test_a_local_lora_run_needs_a_qwen3vl_checkpoint_folder(nothing_starts, capsys, tmp_path):
-    assert "needs --checkpoint" in refusal(capsys, ["--backend", "local_lora"])
-    assert "--checkpoint /nowhere/qwen: no such folder" in refusal(capsys, ["--backend", "local_lora", "--checkpoint", "/nowhere/qwen"])
+def test_a_local_lora_run_needs_a_qwen3vl_base_model_folder(nothing_starts, capsys, tmp_path):
+    assert "needs --base-model" in refusal(capsys, ["--backend", "local_lora"])
+    assert "--base-model /nowhere/qwen: no such folder" in refusal(capsys, ["--backend", "local_lora", "--base-model", "/nowhere/qwen"])
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert "no readable config.json" in refusal(capsys, ["--backend", "local_lora", "--checkpoint", str(empty)])
+    assert "no readable config.json" in refusal(capsys, ["--backend", "local_lora", "--base-model", str(empty)])
     llama = qwen3vl_folder(tmp_path / "llama", "llama")
-    assert "a llama checkpoint, not a Qwen3-VL one" in refusal(capsys, ["--backend", "local_lora", "--checkpoint", str(llama)])
+    assert "a llama model, not a Qwen3-VL one" in refusal(capsys, ["--backend", "local_lora", "--base-model", str(llama)])
 
 
 def test_options_device_and_route_are_checked_before_anything_starts(nothing_starts, capsys, tmp_path, monkeypatch):
     import torch
 
     model = str(qwen3vl_folder(tmp_path / "qwen"))
-    base = ["--backend", "local_lora", "--checkpoint", model]
+    base = ["--backend", "local_lora", "--base-model", model]
     assert "does not know extra.tis_capp" in refusal(capsys, [*base, "--extra", '{"tis_capp": 2}'])
     if not torch.cuda.is_available():
         assert "--device cuda: this torch" in refusal(capsys, [*base, "--device", "cuda"])
@@ -83,12 +83,12 @@ def test_the_routes_vllm_must_serve_the_runs_model_from_its_checkpoint(nothing_s
         monkeypatch.setenv("HALO_GATEWAY_CONFIG", str(path))
 
     table("another-model")
-    err = refusal(capsys, ["--backend", "local_lora", "--checkpoint", vllm_model_dir, "--route", "local"])
+    err = refusal(capsys, ["--backend", "local_lora", "--base-model", vllm_model_dir, "--route", "local"])
     assert f"serves {vllm_server.served_model}, not 'another-model'" in err
     table(vllm_server.served_model)
     other = qwen3vl_folder(tmp_path / "other")
-    err = refusal(capsys, ["--backend", "local_lora", "--checkpoint", str(other), "--route", "local"])
-    assert "the sampler and the learner must load the same checkpoint" in err
+    err = refusal(capsys, ["--backend", "local_lora", "--base-model", str(other), "--route", "local"])
+    assert "the sampler and the learner must load the same model" in err
     check_local_run(RunSpec(backend="local_lora", model=vllm_model_dir, task_ids=["x"], extra={"serve_route": "local"}),
                     gateway_here=True)   # the pair that fits: no refusal
 

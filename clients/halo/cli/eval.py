@@ -78,10 +78,11 @@ def run_parser() -> argparse.ArgumentParser:
     p.add_argument("--observation", default="screenshot", choices=["screenshot", "text"],
                    help="what the policy sees: screenshot + AXTree, or text only (the env skips the screenshot, so the "
                         "prompt has none; implies --no-screenshots)")
-    p.add_argument("--env", default="", metavar="TARGET", help="use running services instead of starting them in this "
-                   "process: the env service's host:port, or a fleet of replicas (host:port,host:port or fleet://name:port)")
-    p.add_argument("--reward", default="", metavar="HOST:PORT", help="the reward service, with --env")
-    p.add_argument("--gateway", default="", metavar="HOST:PORT", help="the policy gateway, with --env")
+    p.add_argument("--env", default="", metavar="TARGET",
+                   help="use this env service instead of starting one here: host:port, or a fleet of replicas "
+                        "(host:port,host:port or fleet://name:port), as in halo train")
+    p.add_argument("--reward", default="", metavar="HOST:PORT", help="use this reward service instead of starting one here")
+    p.add_argument("--gateway", default="", metavar="HOST:PORT", help="use this policy gateway instead of starting one here")
     p.add_argument("--token", default="", help="bearer token of the running services")
     p.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: talk TLS to the running services")
     p.add_argument("--gateway-config", default="", help="route table for the in-process gateway (default configs/gateway.yaml)")
@@ -146,14 +147,21 @@ async def _submit(args: argparse.Namespace) -> int:
 
 
 @contextlib.asynccontextmanager
-async def local_services(route: str, workers: int, gateway_config: str = "") -> AsyncIterator[ServiceTargets]:
-    """Sites + env + reward + gateway (only `route`) started in this process, for an eval without --env."""
+async def local_services(route: str, workers: int, gateway_config: str = "",
+                         given: ServiceTargets | None = None) -> AsyncIterator[ServiceTargets]:
+    """The eval's services: those `given` (--env, --reward, --gateway, with --token and --tls-ca) as
+    they are, the others started in this process (sites + env, reward, a gateway with only `route`)."""
     from halo.cli.stack import LocalStack
 
+    given = given or ServiceTargets("")
+    if given.env and given.reward and given.gateway:
+        yield given
+        return
     gateway = {"only_routes": [route], **({"config": gateway_config} if gateway_config else {})}
-    async with LocalStack(env_overrides={"pool_size": max(8, workers), "acquire_timeout_s": 120}, with_reward=True,
-                          with_gateway=True, gateway_overrides=gateway) as stack:
-        yield ServiceTargets(stack.env_target, stack.reward_target, stack.gateway_target)
+    async with LocalStack(env_overrides={"pool_size": max(8, workers), "acquire_timeout_s": 120}, with_env=not given.env,
+                          with_reward=not given.reward, with_gateway=not given.gateway, gateway_overrides=gateway) as stack:
+        yield ServiceTargets(given.env or stack.env_target, given.reward or stack.reward_target,
+                             given.gateway or stack.gateway_target, given.token, given.tls_ca)
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -192,12 +200,11 @@ async def _run(args: argparse.Namespace) -> int:
             reward_overrides=success_overrides(args.success, {}),
         )
     args.eval_id = spec.eval_id   # for the message after Ctrl-C
-    targets = None
-    if args.env:
-        if not (args.reward and args.gateway):
-            console.print("halo eval: --env needs --reward and --gateway too", style="red")
-            return 2
-        targets = ServiceTargets(args.env, args.reward, args.gateway, args.token, args.tls_ca)
+    given = ServiceTargets(args.env, args.reward, args.gateway, args.token, args.tls_ca)
+    if args.tls_ca and not (args.env and args.reward and args.gateway):
+        console.print("halo eval: --tls-ca talks TLS to every service of the eval, and the services started here serve "
+                      "plaintext: give --env, --reward and --gateway too", style="red")
+        return 2
 
     configure_logging("warning")   # the progress bar is the output
     adapter = spec.adapter_path or spec.weights
@@ -205,7 +212,7 @@ async def _run(args: argparse.Namespace) -> int:
                   + (f", adapter {adapter}" if adapter else "") + f", tasks {', '.join(spec.tasks)}, seeds {spec.seeds}")
     with Progress(TextColumn("[bold]evaluating[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=console) as progress:
-        bar = progress.add_task("starting services…" if targets is None else "", total=None)
+        bar = progress.add_task("starting services…", total=None)
         results: list[dict] = []
 
         def on_event(kind: str, payload: dict) -> None:
@@ -225,8 +232,7 @@ async def _run(args: argparse.Namespace) -> int:
 
         try:
             async with contextlib.AsyncExitStack() as stack:
-                if targets is None:
-                    targets = await stack.enter_async_context(local_services(resolved.route, spec.workers, args.gateway_config))
+                targets = await stack.enter_async_context(local_services(resolved.route, spec.workers, args.gateway_config, given))
                 outcome = await run_eval(spec, store, targets=targets, resolved=resolved, on_event=on_event)
         except EvalAborted as exc:
             progress.stop()

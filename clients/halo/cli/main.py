@@ -12,8 +12,9 @@ import asyncio
 import faulthandler
 import signal
 import sys
+import threading
 
-from halo.cli import bench, demo, protos, reference, sites, tasks, train
+from halo.cli import bench, demo, protos, reference, runs, sites, tasks, train
 
 # Subcommands that parse their own arguments: halo <name> [args...] -> module.main(args)
 PASSTHROUGH = {
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, text in PASSTHROUGH.items():
         sub.add_parser(name, help=text)
-    for module in (train, demo, tasks, sites, bench, protos, reference):
+    for module in (train, runs, demo, tasks, sites, bench, protos, reference):
         module.add_parser(sub)
     parser.set_defaults(top_parser=parser)   # halo docs cli documents this parser
     return parser
@@ -58,7 +59,7 @@ def dump_stacks(_signum: int = 0, _frame: object = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if hasattr(signal, "SIGUSR1"):
+    if hasattr(signal, "SIGUSR1") and threading.current_thread() is threading.main_thread():   # only there can it
         signal.signal(signal.SIGUSR1, dump_stacks)
     if argv[:1] == ["serve"]:
         from halo.cli.serve import main as serve_main

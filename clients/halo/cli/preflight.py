@@ -44,7 +44,7 @@ def _check_local_lora(spec: RunSpec, gateway_here: bool) -> None:
     except InvalidArgument as exc:
         raise PreflightError(str(exc)) from None
     model_dir = options.model_dir or spec.model
-    _check_checkpoint(model_dir)
+    _check_base_model(model_dir)
     if options.device.startswith("cuda"):
         import torch
 
@@ -55,18 +55,18 @@ def _check_local_lora(spec: RunSpec, gateway_here: bool) -> None:
         _check_vllm_route(options.serve_route, model_dir)
 
 
-def _check_checkpoint(model_dir: str) -> None:
+def _check_base_model(model_dir: str) -> None:
     if not model_dir or model_dir == "embedded":
-        raise PreflightError("--backend local_lora needs --checkpoint: the folder of a Qwen3-VL checkpoint to train a LoRA on")
+        raise PreflightError("--backend local_lora needs --base-model: the folder of the Qwen3-VL model to train a LoRA on")
     config = Path(model_dir) / "config.json"
     if not Path(model_dir).is_dir():
-        raise PreflightError(f"--checkpoint {model_dir}: no such folder")
+        raise PreflightError(f"--base-model {model_dir}: no such folder")
     try:
         model_type = json.loads(config.read_text()).get("model_type", "")
     except (OSError, ValueError):
-        raise PreflightError(f"--checkpoint {model_dir}: no readable config.json (not a Hugging Face checkpoint folder)") from None
+        raise PreflightError(f"--base-model {model_dir}: no readable config.json (not a Hugging Face model folder)") from None
     if model_type not in QWEN3_VL_TYPES:
-        raise PreflightError(f"--checkpoint {model_dir}: a {model_type or 'unknown'} checkpoint, not a Qwen3-VL one "
+        raise PreflightError(f"--base-model {model_dir}: a {model_type or 'unknown'} model, not a Qwen3-VL one "
                              f"(config.json's model_type must be {' or '.join(QWEN3_VL_TYPES)})")
 
 
@@ -99,5 +99,5 @@ def _check_vllm_route(route: str, model_dir: str) -> None:
                              f"not {served!r}")
     root = models[served]
     if root and Path(root).is_dir() and Path(root).resolve() != Path(model_dir).resolve():
-        raise PreflightError(f"--route {route}: its vLLM serves {root}, but the learner trains --checkpoint {model_dir}: "
-                             "the sampler and the learner must load the same checkpoint")
+        raise PreflightError(f"--route {route}: its vLLM serves {root}, but the learner trains --base-model {model_dir}: "
+                             "the sampler and the learner must load the same model")

@@ -21,8 +21,10 @@ fail when this page drifts from them): edit the `help=` text in `clients/halo/cl
 Conventions, the same in every subcommand:
 
 - a flag has one meaning: `--steps` counts training steps, `--max-actions` caps an episode's
-  actions, `--route` names a policy-gateway route, `--base-model` a Tinker model, `--checkpoint`
-  a local model folder;
+  actions, `--route` names a policy-gateway route, `--base-model` the base model a run trains (a
+  Tinker model, a local model folder); `--env`, `--reward` and `--gateway` each name one running
+  service used instead of starting it here; `--max-staleness` is one K, a list of them
+  `--max-staleness-values`; a JSON value's flag says what it holds (`--extra`, `--learner-options`);
 - `--json PATH` writes what a command measured or found as JSON to PATH (`halo status --json`
   without a PATH: to standard output);
 - a duration in seconds ends in `-s` (`--timeout-s`, `--reconnect-s`), in milliseconds in `-ms`;

@@ -11,17 +11,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import sys
-import time
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from halo.cli.curriculum import OLD_SPELLINGS, SUITES, suite
+from halo.cli.runs import follow_submitted, refusal, render_events
 from halo.agent.grammar import action_regex
-from halo.cli.flags import Spelling, deprecated_alias
-from halo.errors import DeadlineExceeded, Unavailable
+from halo.cli.flags import Spelling, deprecated_alias, track_typed, typed_flags
+from halo.errors import FailedPrecondition, InvalidArgument, NotFound
 from halo.runs.spec import RunSpec
 
 console = Console()
@@ -29,33 +29,6 @@ console = Console()
 # One spelling per name; the old ones still work, with a warning.
 SUITE_SPELLING = Spelling("--suite", SUITES, OLD_SPELLINGS)
 BACKEND_SPELLING = Spelling("--backend", ["embedded", "tinker", "local_lora"], {"local-lora": "local_lora"})
-
-
-def _describe(values: dict[str, float]) -> str:
-    keys = ("mean_reward", "success_rate", "success_rate_strict", "eval_success_rate", "eval_success_rate_strict",
-            "frac_reward_zero_std", "action_validity")
-    return "  ".join(f"{k}={values[k]:.2f}" for k in keys if k in values)
-
-
-async def _follow(events, total: int) -> str:
-    """Render a run's event stream as a progress bar; returns the final state message."""
-    final = ""
-    with Progress(
-        TextColumn("[bold]training[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.description}"), console=console,
-    ) as progress:
-        bar = progress.add_task("", total=total)
-        async for kind, payload in events:
-            if kind == "metrics":
-                progress.update(bar, completed=payload["step"], description=_describe(payload["values"]))
-                console.log(f"step {payload['step']}: {_describe(payload['values'])}")
-            elif kind == "state":
-                final = f"{payload['state']}: {payload['message']}"
-                if payload["state"] == "running" and "resuming" in payload["message"]:
-                    console.log(payload["message"])
-            elif kind == "log":
-                console.log(payload["message"])
-    return final
 
 
 def _summary(rows: list[dict[str, float]], label: str = "greedy eval") -> None:
@@ -150,9 +123,10 @@ def local_gateway_config(spec: RunSpec):
 
 
 async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_target: str = "", gateway_target: str = "",
-                      reward_target: str = "", token: str = "", tls_ca: str = "") -> int:
-    """Host the run here. Services given as targets are used as they are (with `token` and, for TLS,
-    `tls_ca`); the others start in this process."""
+                      reward_target: str = "", token: str = "", tls_ca: str = "", total_steps: int = 0) -> int:
+    """Host the run here: `spec`, or with `resume` that run of `runs_dir` (its stored spec, which
+    `spec` then is; `total_steps` > 0 extends it). Services given as targets are used as they are
+    (with `token` and, for TLS, `tls_ca`); the others start in this process."""
     from halo.cli.stack import LocalStack
     from halo.runtime.logging import configure_logging
     from halo.trainer.jobs import JobManager
@@ -184,7 +158,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
         targets = ServiceTargets(env=env_target or stack.env_target, reward=reward_target or stack.reward_target,
                                  gateway=gateway_target or stack.gateway_target, token=token, tls_ca=tls_ca)
         jobs = JobManager(runs_dir, targets, resolve_trainer, auto_resume=False)
-        record = await (jobs.resume(resume) if resume else jobs.start_run(spec))
+        record = await (jobs.resume(resume, total_steps=total_steps) if resume else jobs.start_run(spec))
         console.print(f"run [bold]{record.run_id}[/bold] ({record.spec.kind}/{record.spec.backend}) on {', '.join(record.spec.task_ids)}")
 
         async def events():
@@ -203,7 +177,7 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
             return rows
 
         try:
-            final = await _follow(events(), record.spec.total_steps)
+            final = await render_events(events(), record.spec.total_steps)
         except asyncio.CancelledError:   # Ctrl-C: asyncio.run cancels this task; end the run first, then the services
             await jobs.abort()
             rows = write_curves()
@@ -220,57 +194,124 @@ async def train_local(spec: RunSpec, runs_dir: Path, resume: str = "", env_targe
 
 
 async def train_remote(spec: RunSpec, target: str, *, token: str = "", tls_ca: str = "", reconnect_s: float = 600.0) -> int:
+    """Start `spec` on the trainer service at `target` and follow it until it ends."""
     from halo.client.trainer import TrainerClient
-    from halo.v1 import trainer_pb2 as pb
 
     async with TrainerClient(target, token=token, tls_ca=tls_ca) as client:
         run = await client.start_run(spec)
         console.print(f"submitted run [bold]{run.run_id}[/bold] to {target}; it keeps going if you disconnect")
-        last_sequence = 0
+        return await follow_submitted(client, run, target, reconnect_s=reconnect_s)
 
-        async def events():
-            nonlocal last_sequence
-            while True:
-                try:
-                    async for e in client.watch(run.run_id, after_sequence=last_sequence):
-                        last_sequence = e.sequence
-                        kind = e.WhichOneof("event")
-                        if kind == "metrics":
-                            yield "metrics", {"step": e.metrics.step, "values": dict(e.metrics.values)}
-                        elif kind == "state_change":
-                            state = pb.RunState.Name(e.state_change.state).removeprefix("RUN_STATE_").lower()
-                            yield "state", {"state": state, "message": e.state_change.message}
-                        elif kind == "log":
-                            yield "log", {"message": e.log.message}
-                    return
-                except (Unavailable, DeadlineExceeded) as exc:
-                    # The trainer service went away (killed, restarting): the run lives on in its
-                    # runs folder and resumes when the service starts again. Follow it again then.
-                    yield "log", {"message": f"lost the trainer service at {target} ({str(exc).splitlines()[0]}); the run "
-                                             f"is kept there and resumes when the service is back: waiting up to "
-                                             f"{reconnect_s:g}s (Ctrl-C stops following, not the run)"}
-                    if not await _wait_healthy(client, reconnect_s):
-                        raise Unavailable(f"the trainer service at {target} did not come back in {reconnect_s:g}s; "
-                                          f"run {run.run_id} is kept in its runs folder and resumes when the "
-                                          "service starts again") from None
-                    yield "log", {"message": f"the trainer service at {target} is back: following run {run.run_id} again"}
 
+async def resume_remote(args: argparse.Namespace) -> int:
+    """`--resume RUN_ID --submit HOST:PORT`: continue the service's run with the spec it stores (the
+    flags typed may repeat it, not change it; --steps extends it), then follow it until it ends."""
+    from halo.client.trainer import TrainerClient
+
+    target = args.submit
+    async with TrainerClient(target, token=args.token, tls_ca=args.tls_ca) as client:
         try:
-            console.print(await _follow(events(), run.spec.total_steps))
-            final = await client.get_run(run.run_id)
-        except Unavailable as exc:
-            console.print(f"[red]{exc}[/red]")
-            return 1
-        return 0 if final.state == pb.RUN_STATE_SUCCEEDED else 1
+            stored = await client.get_run(args.resume)
+            problem = resume_conflict(args, RunSpec.from_proto(stored.spec))
+            if problem:
+                print(f"halo train: {problem}", file=sys.stderr)
+                return 2
+            run = await client.resume_run(args.resume, total_steps=args.steps or 0)
+        except (FailedPrecondition, InvalidArgument, NotFound) as exc:   # unknown, running, or finished
+            print(f"halo train: --resume {args.resume}: {refusal(exc)} (trainer service {target}; "
+                  f"halo runs list --trainer {target} lists its runs)", file=sys.stderr)
+            return 2
+        console.print(f"resumed run [bold]{run.run_id}[/bold] on {target} at step {run.step}/{run.spec.total_steps}; "
+                      "it keeps going if you disconnect")
+        return await follow_submitted(client, run, target, reconnect_s=args.reconnect_s)
 
 
-async def _wait_healthy(client, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if await client.healthy(timeout_s=2):
-            return True
-        await asyncio.sleep(1.0)
-    return False
+def resume_local(args: argparse.Namespace) -> int:
+    """`--resume RUN_ID`: continue the run of --runs-dir with the spec it stores (its backend,
+    routes, tasks, ...: the flags typed may repeat it, not change it; --steps extends it)."""
+    from halo.trainer.jobs import check_run_id
+    from halo.trainer.store import RunState, RunStore
+
+    runs_dir = Path(args.runs_dir)
+    try:
+        record = RunStore(runs_dir).load(check_run_id(args.resume))
+    except InvalidArgument as exc:
+        print(f"halo train: --resume: {exc}", file=sys.stderr)
+        return 2
+    if record is None:
+        print(f"halo train: --resume {args.resume}: no such run in {runs_dir} (its folders are the run ids)", file=sys.stderr)
+        return 2
+    problem = resume_conflict(args, record.spec)
+    if not problem and args.steps is not None and args.steps < record.step:
+        problem = f"--steps {args.steps} is below the {record.step} steps run {args.resume} has completed"
+    if not problem and record.state is RunState.SUCCEEDED and (args.steps or 0) <= record.spec.total_steps:
+        problem = (f"--resume {args.resume}: the run already finished all {record.spec.total_steps} steps "
+                   "(give --steps N with more to extend it)")
+    if problem:
+        print(f"halo train: {problem}", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(train_local(record.spec, runs_dir, resume=args.resume, total_steps=args.steps or 0,
+                                       env_target=args.env, gateway_target=args.gateway, reward_target=args.reward,
+                                       token=args.token, tls_ca=args.tls_ca))
+    except KeyboardInterrupt:   # train_local said what was kept and how to continue
+        return 130
+
+
+#: Flags a resumed run may be given whatever its spec: where it runs and its services are, and
+#: --steps (to extend it). Any other flag typed must repeat what the run was started with.
+RESUME_FREE = frozenset({"resume", "runs_dir", "submit", "env", "reward", "gateway", "token", "tls_ca", "reconnect_s", "steps"})
+
+
+def _route_of(spec: RunSpec) -> str:
+    if spec.backend == "embedded":
+        return spec.model
+    return str(spec.extra.get("route" if spec.backend == "tinker" else "serve_route", ""))
+
+
+#: A flag's value as the stored spec of a run says it (for the flags that can be compared).
+STORED_VALUE = {
+    "kind": lambda s: s.kind, "backend": lambda s: s.backend, "name": lambda s: s.name, "tasks": lambda s: s.task_ids,
+    "suite": lambda s: s.task_ids, "group_size": lambda s: s.group_size, "groups_per_batch": lambda s: s.groups_per_batch,
+    "lr": lambda s: s.learning_rate, "temperature": lambda s: s.temperature, "max_tokens": lambda s: s.max_tokens,
+    "lora_rank": lambda s: s.lora_rank, "max_actions": lambda s: s.max_steps, "loss_fn": lambda s: s.loss_fn,
+    "seed": lambda s: s.seed, "route": _route_of, "base_model": lambda s: "" if s.backend == "embedded" else s.model,
+    "observation": lambda s: "text" if s.extra.get("screenshots") is False else "screenshot",
+    "success": lambda s: s.extra.get("success", "agisdk"), "eval_every": lambda s: s.extra.get("eval_every"),
+    "update_epochs": lambda s: s.extra.get("update_epochs"), "entropy_coef": lambda s: s.extra.get("entropy_coef"),
+    "max_staleness": lambda s: int(s.extra.get("max_staleness", 0) or 0),
+    "stale_rule": lambda s: s.extra.get("stale_rule", "drop"), "simulations": lambda s: s.extra.get("simulations"),
+    "children": lambda s: s.extra.get("children"), "widen_every": lambda s: s.extra.get("widen_every"),
+    "device": lambda s: s.extra.get("device"), "tinker_sampling": lambda s: s.extra.get("tinker_sampling", ""),
+    "sample_timeout_s": lambda s: s.extra.get("sample_timeout_s", 0.0),
+}
+#: A typed flag's value in the spec's terms, where the flag is not the field itself.
+TYPED_VALUE = {"tasks": lambda a: [t for t in a.tasks.split(",") if t], "suite": lambda a: suite(a.suite).select()}
+
+
+def _same(typed: object, stored: object) -> bool:
+    """Equal, floats within float32 rounding (a spec that went through the trainer service's proto)."""
+    numbers = (int, float)
+    if isinstance(typed, numbers) and isinstance(stored, numbers) and not isinstance(typed, bool):
+        return math.isclose(typed, stored, rel_tol=1e-6)
+    return typed == stored
+
+
+def resume_conflict(args: argparse.Namespace, stored: RunSpec) -> str:
+    """Why the flags typed with --resume cannot apply to the run's stored spec ("" when they can):
+    a resumed run keeps the spec it was started with (its backend, routes, tasks, group size, ...)."""
+    keep = "a resumed run keeps the spec it was started with; only --steps may change, to extend it"
+    for dest in sorted(typed_flags(args) - RESUME_FREE):
+        flag = "--" + dest.replace("_", "-")
+        if dest not in STORED_VALUE:
+            return f"{flag} cannot be given with --resume: {keep}"
+        typed = TYPED_VALUE[dest](args) if dest in TYPED_VALUE else getattr(args, dest)
+        started = STORED_VALUE[dest](stored)
+        if not _same(typed, started):
+            shown = getattr(args, dest)
+            was = ",".join(started) if isinstance(started, list) else started
+            return f"{flag} {shown} contradicts run {args.resume}, started with {was if was not in (None, '') else 'none'}: {keep}"
+    return ""
 
 
 # What the embedded quickstart needs, measured (docs/benchmarks.md, "The playground run"): several clipped passes over
@@ -325,30 +366,27 @@ def _task_ids(args: argparse.Namespace) -> tuple[list[str], dict]:
 
 
 def _model_flags(args: argparse.Namespace) -> tuple[str, dict]:
-    """What --route, --base-model and --checkpoint mean for the run's backend, as the run spec's
-    `model` and `extra`: the route an embedded run samples from; a Tinker run's base model (and
-    the gateway route it samples through); a local_lora run's checkpoint folder (and the vLLM route
-    it samples through). A flag the backend has no use for is refused."""
+    """What --route and --base-model mean for the run's backend, as the run spec's `model` and
+    `extra`: the route an embedded run samples from; a Tinker run's base model (and the gateway
+    route it samples through); a local_lora run's base-model folder (and the vLLM route it samples
+    through). A flag the backend has no use for is refused."""
     if args.model:   # the old, overloaded flag: its meaning follows the backend
         if args.backend == "embedded" or (args.backend == "tinker" and "/" not in args.model):
             new = "--route"
         else:
-            new = "--base-model" if args.backend == "tinker" else "--checkpoint"
+            new = "--base-model"
         from halo.cli.flags import warn
 
         warn(f"--model is deprecated; with --backend {args.backend} it means {new} {args.model}")
         setattr(args, new.removeprefix("--").replace("-", "_"), getattr(args, new.removeprefix("--").replace("-", "_")) or args.model)
-    unused = {"embedded": ("--base-model", "--checkpoint"), "tinker": ("--checkpoint",), "local_lora": ("--base-model",)}
-    for flag in unused[args.backend]:
-        if getattr(args, flag.removeprefix("--").replace("-", "_")):
-            raise SystemExit(f"halo train: {flag} has no meaning with --backend {args.backend}")
+    if args.backend == "embedded" and args.base_model:
+        raise SystemExit("halo train: --base-model has no meaning with --backend embedded (its policy is built in)")
     extra: dict = {}
     if args.backend == "embedded":
         return args.route or "embedded", extra
     if args.route:
         extra["route" if args.backend == "tinker" else "serve_route"] = args.route
-    model = args.base_model if args.backend == "tinker" else args.checkpoint
-    return model or "embedded", extra
+    return args.base_model or "embedded", extra
 
 
 #: `--eval-every` when not given: every 5 steps, except on local_lora, which has no in-run evaluation
@@ -384,7 +422,34 @@ def unknown_task_refs(refs: list[str]) -> list[str]:
     return [r for r in refs if r not in known]
 
 
+def target_problem(args: argparse.Namespace) -> str:
+    """Why the run's targets (--submit, --env, --reward, --gateway, --tls-ca) do not go together ("" when they do)."""
+    if args.env and args.submit:
+        return "--env is for a local run; a trainer service uses its own env target (HALO_TRAINER_ENV_TARGET)"
+    for flag, value in (("--gateway", args.gateway), ("--reward", args.reward)):
+        if value and args.submit:
+            return f"{flag} is for a local run; a trainer service uses its own targets"
+    if args.tls_ca and not args.submit and not (args.env and args.reward and args.gateway):
+        return ("--tls-ca talks TLS to every service of the run, and the services started here serve plaintext: "
+                "give --env, --reward and --gateway too (or --submit)")
+    if args.env:
+        from halo.client.fleet import fleet_members, is_fleet_target
+
+        try:
+            if is_fleet_target(args.env):
+                fleet_members(args.env)
+        except ValueError as exc:
+            return f"--env: {exc}"
+    return ""
+
+
 def run(args: argparse.Namespace) -> int:
+    problem = target_problem(args)
+    if problem:
+        print(f"halo train: {problem}", file=sys.stderr)
+        return 2
+    if args.resume:   # the run's stored spec, not these flags' defaults
+        return asyncio.run(resume_remote(args)) if args.submit else resume_local(args)
     defaults = EMBEDDED_DEFAULTS if args.backend == "embedded" else OTHER_DEFAULTS
     task_ids, suite_defaults = _task_ids(args)
     model, model_extra = _model_flags(args)
@@ -438,24 +503,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"halo train: {flag_named(str(exc))}", file=sys.stderr)
         return 2
-    if not args.env and not args.submit and not args.resume:   # the tasks of an env service started here
+    if not args.env and not args.submit:   # the tasks of an env service started here
         unknown = unknown_task_refs(spec.task_ids)
         if unknown:
             print(f"halo train: --tasks: unknown task or site {', '.join(map(repr, unknown))} (`halo tasks list` lists them)",
                   file=sys.stderr)
             return 2
-    if args.env and args.submit:
-        print("halo train: --env is for a local run; a trainer service uses its own env target "
-              "(HALO_TRAINER_ENV_TARGET)", file=sys.stderr)
-        return 2
-    for flag, value in (("--gateway", args.gateway), ("--reward", args.reward)):
-        if value and args.submit:
-            print(f"halo train: {flag} is for a local run; a trainer service uses its own targets", file=sys.stderr)
-            return 2
-    if args.tls_ca and not args.submit and not (args.env and args.reward and args.gateway):
-        print("halo train: --tls-ca talks TLS to every service of the run, and the services started here serve "
-              "plaintext: give --env, --reward and --gateway too (or --submit)", file=sys.stderr)
-        return 2
     if spec.backend == "tinker" and spec.kind == "grpo":
         from halo.trainers.tinker_train import sampling_mode_for
 
@@ -464,28 +517,21 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             print(f"halo train: {exc}", file=sys.stderr)
             return 2
-    if args.env:
-        from halo.client.fleet import fleet_members, is_fleet_target
-
-        try:
-            if is_fleet_target(args.env):
-                fleet_members(args.env)
-        except ValueError as exc:
-            print(f"halo train: --env: {exc}", file=sys.stderr)
-            return 2
     if args.submit:
         return asyncio.run(train_remote(spec, args.submit, token=args.token, tls_ca=args.tls_ca,
                                         reconnect_s=args.reconnect_s))
     try:
-        return asyncio.run(train_local(spec, Path(args.runs_dir), resume=args.resume, env_target=args.env,
+        return asyncio.run(train_local(spec, Path(args.runs_dir), env_target=args.env,
                                        gateway_target=args.gateway, reward_target=args.reward, token=args.token,
                                        tls_ca=args.tls_ca))
     except KeyboardInterrupt:   # train_local said what was kept and how to continue
         return 130
 
 def add_parser(sub) -> None:
-    train = sub.add_parser("train", help="train a policy with GRPO or MCTS, here or on a trainer service",
-                           description="Train a policy with GRPO or MCTS: locally (services started in this process), or on a trainer service with --submit.")
+    train = track_typed(sub.add_parser(
+        "train", help="train a policy with GRPO or MCTS, here or on a trainer service",
+        description="Train a policy with GRPO or MCTS: locally (services started in this process), or on a trainer "
+                    "service with --submit. --resume continues a run with the spec it was started with."))
     train.add_argument("--kind", default="grpo", choices=["grpo", "mcts"], help="grpo, or mcts: tree search + step-level DPO (Agent Q)")
     train.add_argument("--suite", default="playground-easy", choices=sorted(SUITES), type=SUITE_SPELLING,
                        help="the tasks to learn on, chosen by a printed rule (halo.cli.curriculum): playground-easy "
@@ -496,15 +542,15 @@ def add_parser(sub) -> None:
     route = train.add_argument("--route", default="", metavar="NAME",
                        help="policy-gateway route the rollouts sample from (default: embedded; tinker: extra.route, "
                             "qwen3vl-tinker; local_lora: none, in-process sampling, e.g. qwen3vl for vLLM)")
-    base_model = train.add_argument("--base-model", default="", metavar="NAME",
-                       help="--backend tinker: the model Tinker trains (default Qwen/Qwen3-VL-30B-A3B-Instruct; a local "
-                            "Tinker-API server: its model folder)")
-    checkpoint = train.add_argument("--checkpoint", default="", metavar="DIR",
-                       help="--backend local_lora: the Qwen3-VL checkpoint folder the LoRA trains on (or extra.model_dir)")
-    # The old --model meant all three; it still works, its meaning taken from --backend (_model_flags).
+    base_model = train.add_argument("--base-model", default="", metavar="MODEL",
+                       help="the base model the run trains: --backend tinker: its name on Tinker (default "
+                            "Qwen/Qwen3-VL-30B-A3B-Instruct; a local Tinker-API server: its model folder); "
+                            "--backend local_lora: the Qwen3-VL model folder the LoRA trains on (or extra.model_dir)")
+    # The old --model meant a route or a base model; it still works, its meaning taken from --backend (_model_flags).
     train.add_argument("--model", default="", help=argparse.SUPPRESS)
-    for action in (route, base_model, checkpoint):
+    for action in (route, base_model):
         action.old_spellings = ["--model"]   # type: ignore[attr-defined]  # listed by halo docs cli
+    deprecated_alias(train, "--checkpoint", base_model)   # where it named local_lora's base-model folder
     train.add_argument("--steps", type=int, default=None, help="training steps (default: the suite's; 20, real-easy 26)")
     train.add_argument("--group-size", type=int, default=8, help="episodes per group (one task and layout seed)")
     train.add_argument("--groups-per-batch", type=int, default=0, help="tasks (groups) per step (default: the suite's, 4)")
@@ -576,5 +622,8 @@ def add_parser(sub) -> None:
                             "--env, --reward and --gateway: the services started here serve plaintext)")
     train.add_argument("--reconnect-s", type=float, default=600.0, metavar="S",
                        help="--submit: when the trainer service goes away, wait this long for it to come back and follow the run again")
-    train.add_argument("--resume", default="", metavar="RUN_ID", help="continue a local run from its last checkpoint")
+    train.add_argument("--resume", default="", metavar="RUN_ID",
+                       help="continue a run from its last checkpoint: one of --runs-dir, or with --submit one of that "
+                            "trainer service (halo runs list). It keeps the spec it was started with: other flags may "
+                            "repeat it, not change it, except --steps N, which extends it to N steps")
     train.set_defaults(run=run)

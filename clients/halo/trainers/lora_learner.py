@@ -400,7 +400,7 @@ async def train_local_lora(ctx: Any) -> None:
     extra = spec.extra
     model_dir = options.model_dir or (spec.model if Path(spec.model).is_dir() else "")
     if not model_dir or not Path(model_dir).is_dir():
-        raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set --checkpoint (or extra.model_dir) to its folder")
+        raise FailedPrecondition("the local_lora backend needs a local Qwen3-VL checkpoint: set --base-model (or extra.model_dir) to its folder")
     serve_route = options.serve_route
     if serve_route and not ctx.services.gateway:
         raise FailedPrecondition(f"extra.serve_route={serve_route!r} needs a policy gateway (the trainer's --gateway-target)")

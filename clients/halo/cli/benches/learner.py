@@ -91,8 +91,8 @@ def run_learner_bench(model: str = "", group: int = 8, completion: int = 64, rep
 
 
 def main(args: Any) -> int:
-    options = json.loads(args.options) if args.options else {}
-    report = run_learner_bench(args.checkpoint, args.group, args.completion, args.repeats, args.loss_fn, args.device, args.bf16,
+    options = json.loads(args.learner_options) if args.learner_options else {}
+    report = run_learner_bench(args.base_model, args.group, args.completion, args.repeats, args.loss_fn, args.device, args.bf16,
                                options, args.threads)
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))

@@ -5,7 +5,7 @@
   `.venv-vllm`, started here with halo.cli.vllm_local, or --vllm-url), each step's adapter
   hot-loaded as run-<id>-v<N>.
 
-Both runs train the tiny random Qwen3-VL (or --checkpoint) on the same task, seeds, group size, step
+Both runs train the tiny random Qwen3-VL (or --base-model) on the same task, seeds, group size, step
 count and token budget, with the env + reward services and the sites server in this process
 (real Chromium). Per step the trainer reports the wall time split into sample (at least one
 sample in flight), env (the rest of the rollout: browser steps, reward, evaluation) and learn
