@@ -19,6 +19,8 @@ from .conftest import REPO
 
 NODE_DIR = REPO / "clients" / "node"
 README_TARGET = "127.0.0.1:50051"
+#: the default address of each service a docs grpcurl call may target, and the stack's service there
+DOCS_TARGETS = {README_TARGET: "env", "127.0.0.1:50053": "gateway"}
 
 
 def node_binary() -> str:
@@ -94,8 +96,9 @@ def test_readme_grpcurl_calls_run_as_written(up_stack):
     session_id = ""
     outputs: dict[str, str] = {}
     for command in commands:
-        assert README_TARGET in command, f"README grpcurl call without the default target: {command}"
-        argv = shlex.split(command.replace(README_TARGET, up_stack.target("env")).replace("<id>", session_id))
+        [default] = [t for t in DOCS_TARGETS if t in command] or [f"no default target in: {command}"]
+        assert default in DOCS_TARGETS, default
+        argv = shlex.split(command.replace(default, up_stack.target(DOCS_TARGETS[default])).replace("<id>", session_id))
         done = subprocess.run([grpcurl_binary(), *argv[1:]], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, f"{command}\n{done.stderr}"
         method = argv[-1]
@@ -111,4 +114,5 @@ def test_readme_grpcurl_calls_run_as_written(up_stack):
             session_id = ""
     assert "halo.v1.EnvService" in outputs["list"].split()
     assert json.loads(outputs["grpc.health.v1.Health/Check"])["status"] == "SERVING"
+    assert "embedded" in [m["name"] for m in json.loads(outputs["halo.v1.PolicyGatewayService/ListModels"])["models"]]
     assert json.loads(outputs["halo.v1.EnvService/GetState"])["state_json"]
