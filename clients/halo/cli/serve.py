@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
         settings = settings_cls.from_cli(flags)
     except ValidationError as exc:   # e.g. --tls-cert without --tls-key: one line per problem, no traceback
         for error in exc.errors():
-            print(f"halo serve {name}: {_setting_named(settings_cls, error['loc'])}{error['msg']}", file=sys.stderr)
+            print(f"halo serve {name}: {_setting_named(settings_cls, error['loc'])}{error['msg'].removeprefix('Value error, ')}", file=sys.stderr)
         return 2
     try:
         run(factory, settings)
