@@ -66,7 +66,7 @@ def test_docker_compose_accepts_the_file_with_and_without_the_gpu_profile():
     gpu = compose_config("--profile", "gpu")
     assert gpu.returncode == 0, gpu.stderr
     services = json.loads(gpu.stdout)["services"]
-    assert set(services) == DEFAULT_SERVICES | {"vllm"}
+    assert set(services) == DEFAULT_SERVICES | {"vllm", "trainer-gpu"}
     devices = services["vllm"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"driver": "nvidia", "device_ids": ["0"], "capabilities": ["gpu"]}]
 
@@ -285,7 +285,7 @@ def test_the_vllm_service_serves_what_the_gateway_and_the_trainer_need(tmp_path:
     # exactly these flags: each one something the gateway or the trainer relies on
     assert set(flags) == {"--model", "--served-model-name", "--host", "--port", "--enable-lora", "--max-lora-rank",
                           "--max-loras", "--logprobs-mode", "--generation-config", "--max-model-len",
-                          "--limit-mm-per-prompt", "--structured-outputs-config"}, sorted(flags)
+                          "--limit-mm-per-prompt", "--structured-outputs-config", "--gpu-memory-utilization"}, sorted(flags)
     assert flags["--served-model-name"] == VLLM_SERVED_MODEL and flags["--logprobs-mode"] == "processed_logprobs"
     # vLLM's neutral sampling defaults, never the checkpoint's (Qwen3-VL-Instruct's top_k 20, top_p 0.8)
     assert flags["--generation-config"] == "vllm"
@@ -318,3 +318,70 @@ def test_the_vllm_service_is_pinned_to_the_gpu_halo_vllm_gpu_names(monkeypatch):
     assert done.returncode == 0, done.stderr
     [device] = json.loads(done.stdout)["services"]["vllm"]["deploy"]["resources"]["reservations"]["devices"]
     assert device["device_ids"] == ["3"]
+
+
+def test_the_gpu_profile_trains_local_lora_on_the_gpu_through_vllm_without_flags(monkeypatch):
+    """`docker compose --profile gpu`: the trainer-gpu service has the GPU (a reservation as vLLM's, a
+    CUDA torch), the runs volume at the same path as vLLM (adapters load by the path the learner
+    wrote), and the defaults that let `halo train --submit 127.0.0.1:50056 --backend local_lora`
+    name no route, base model or device: the gateway's vLLM route, vLLM's own --model, cuda."""
+    from halo.policy.config import load_gateway_config
+    from halo.trainer.config import TrainerSettings
+
+    for model in (None, "/data/hf-cache/models/my-qwen3vl"):
+        if model:
+            monkeypatch.setenv("HALO_VLLM_MODEL", model)
+        done = compose_config("--profile", "gpu")
+        assert done.returncode == 0, done.stderr
+        services = json.loads(done.stdout)["services"]
+        trainer, vllm, gateway = services["trainer-gpu"], services["vllm"], services["gateway"]
+        env = trainer["environment"]
+        flags = dict(f.split("=", 1) for f in vllm["command"] if "=" in f)
+        # the checkpoint the learner loads is the one vLLM serves, from the same cache at the same path
+        assert env["HALO_TRAINER_LOCAL_LORA_BASE_MODEL"] == flags["--model"] == (model or "Qwen/Qwen3-VL-8B-Instruct")
+        cache = {m["source"]: m["target"] for m in trainer["volumes"] if m["type"] == "volume"}
+        vllm_cache = {m["source"]: m["target"] for m in vllm["volumes"] if m["type"] == "volume"}
+        assert cache["hf-cache"] == vllm_cache["hf-cache"] == vllm["environment"]["HF_HOME"]
+    # the GPU, as vLLM's: the same device by default (vLLM then takes 45% of its memory), another by HALO_TRAINER_GPU
+    [device] = trainer["deploy"]["resources"]["reservations"]["devices"]
+    assert device == {"driver": "nvidia", "device_ids": ["0"], "capabilities": ["gpu"]}
+    assert flags["--gpu-memory-utilization"] == "0.45"
+    assert env["HALO_TRAINER_LOCAL_LORA_DEVICE"] == "cuda"
+    assert trainer["image"] != services["trainer"]["image"]                              # not the CPU torch image
+    assert trainer["build"]["args"]["PIP_EXTRA_INDEX_URL"] == "https://pypi.org/simple"  # PyPI's torch: CUDA
+    # one runs volume at the same path in both: the learner writes RUNS_DIR/<run>/serving/step-N, vLLM reads it there
+    runs = {m["source"]: m["target"] for m in trainer["volumes"]}["runs"]
+    vllm_runs = next(m for m in vllm["volumes"] if m["source"] == "runs")
+    assert runs == vllm_runs["target"] and env["HALO_TRAINER_RUNS_DIR"].startswith(runs + "/")
+    # ... beside the CPU trainer's runs, not in them (each service resumes the runs of its own folder)
+    assert env["HALO_TRAINER_RUNS_DIR"] != services["trainer"]["environment"]["HALO_TRAINER_RUNS_DIR"]
+    # the route is a vLLM route of the gateway's compose route table, at vLLM's compose address
+    mounted = next(m for m in gateway["volumes"] if m["target"] == gateway["environment"]["HALO_GATEWAY_CONFIG"])
+    route = {r.name: r for r in load_gateway_config(mounted["source"]).routes}[env["HALO_TRAINER_LOCAL_LORA_ROUTE"]]
+    assert route.backend == "vllm" and route.base_url == f"http://vllm:{vllm['ports'][0]['target']}/v1"
+    assert {"vllm", "gateway", "env", "reward"} <= set(trainer["depends_on"])
+    assert {f"HALO_TRAINER_{k.upper()}" for k in TrainerSettings.model_fields} >= set(env)   # the service's own settings
+    monkeypatch.setenv("HALO_TRAINER_GPU", "1")
+    [device] = json.loads(compose_config("--profile", "gpu").stdout)["services"]["trainer-gpu"]["deploy"]["resources"][
+        "reservations"]["devices"]
+    assert device["device_ids"] == ["1"]
+
+
+def test_the_hf_token_is_passed_only_when_set(monkeypatch):
+    """vLLM's HF_TOKEN comes from the shell (or .env) when set there; unset, the container has none,
+    never an empty one that would hide a token given another way."""
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    unset = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    assert unset["vllm"]["environment"].get("HF_TOKEN") is None
+    assert not any(svc.get("environment", {}).get("HF_TOKEN") == "" for svc in unset.values())
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    assert json.loads(compose_config("--profile", "gpu").stdout)["services"]["vllm"]["environment"]["HF_TOKEN"] == "hf_secret"
+    assert "HF_TOKEN: ${" not in (REPO / "docker-compose.yml").read_text()
+
+
+def test_halo_up_leaves_the_gpu_profiles_trainer_to_compose():
+    from halo.cli.launcher import make_plan
+
+    plan = make_plan(deployspec.load(), "fixed", [])
+    assert plan["trainer-gpu"].skip == "runs with docker compose only, profile gpu"
+    assert "compose only" not in plan["trainer"].skip                 # the default profile's trainer runs here

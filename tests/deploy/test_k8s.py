@@ -52,9 +52,12 @@ def user_overlay(where: Path, overlay: str, **extra: object) -> Path:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, list[dict]]:
-    """Both overlays, and the cpu overlay with the KEDA component ("cpu+keda")."""
+    """Both overlays, the cpu overlay with the KEDA component ("cpu+keda") and the gpu overlay with the
+    trainer on a GPU ("gpu+trainer-gpu")."""
     out = {overlay: kustomize(overlay) for overlay in OVERLAYS}
     out["cpu+keda"] = kustomize(user_overlay(tmp_path_factory.mktemp("keda"), "cpu", components=["components/keda"]))
+    out["gpu+trainer-gpu"] = kustomize(user_overlay(tmp_path_factory.mktemp("trainer-gpu"), "gpu",
+                                                    components=["components/trainer-gpu"]))
     return out
 
 
@@ -207,9 +210,15 @@ def test_the_overlays_differ_where_they_should(built):
     vllm = by_kind(gpu, "Deployment")["vllm"]
     pod = vllm["spec"]["template"]["spec"]
     assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == 1
-    assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    # any node of the GPU products listed (one required term, its values ORed), not one exact label
+    (term,) = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert term == {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                          "values": deployspec.load().kubernetes.gpu_nodes["nvidia.com/gpu.product"]}]}
+    assert {"NVIDIA-H100-80GB-HBM3", "NVIDIA-H200", "NVIDIA-A100-SXM4-80GB"} <= set(term["matchExpressions"][0]["values"])
+    assert "nodeSelector" not in pod
     assert "--served-model-name=qwen3-vl" in pod["containers"][0]["args"]
     assert not any("${" in a for a in pod["containers"][0]["args"])                 # compose's defaults, resolved
+    assert "--gpu-memory-utilization=0.9" in pod["containers"][0]["args"]          # a GPU of its own here
     gateway_cpu = {e["name"]: e.get("value") for e in container(by_kind(cpu, "Deployment")["gateway"])["env"]}
     gateway_gpu = {e["name"]: e.get("value") for e in container(by_kind(gpu, "Deployment")["gateway"])["env"]}
     assert gateway_cpu["HALO_GATEWAY_ONLY_ROUTES"] == '["embedded"]' and "HALO_GATEWAY_ONLY_ROUTES" not in gateway_gpu
@@ -487,3 +496,51 @@ def test_every_variable_the_manifests_set_is_a_setting_of_the_service_that_reads
     assert env.drain_timeout_s == 600 and env.pod_name == "env-5d8c7-x2x9q" and env.pod_namespace == "halo"
     assert env.auth_token == parsed["reward"].auth_token == parsed["trainer"].service_token == "secret:services"
     assert parsed["trainer"].auth_token == "secret:trainer"
+
+
+def gpu_placement(pod: dict) -> tuple:
+    return pod["affinity"], pod["tolerations"]
+
+
+def test_the_trainer_gpu_component_gives_the_trainer_a_gpu_as_vllm_has_and_vllms_checkpoint(built):
+    objects = built["gpu+trainer-gpu"]
+    deployments = by_kind(objects, "Deployment")
+    trainer, vllm = deployments["trainer"], deployments["vllm"]
+    pod, vllm_pod = trainer["spec"]["template"]["spec"], vllm["spec"]["template"]["spec"]
+    resources = container(trainer)["resources"]
+    assert resources["requests"]["nvidia.com/gpu"] == resources["limits"]["nvidia.com/gpu"] == 1
+    assert gpu_placement(pod) == gpu_placement(vllm_pod)                          # the same GPU nodes, the same taint
+    assert container(trainer)["image"] == f"halo-base-cuda:{k8s.default_tag()}"   # a CUDA torch
+    env = {e["name"]: e.get("value") for e in container(trainer)["env"]}
+    args = dict(a.split("=", 1) for a in container(vllm)["args"] if "=" in a)
+    assert env["HALO_TRAINER_LOCAL_LORA_BASE_MODEL"] == args["--model"]          # what vLLM serves ...
+    mounts = {m["name"]: m["mountPath"] for m in container(trainer)["volumeMounts"]}
+    vllm_mounts = {m["name"]: m["mountPath"] for m in container(vllm)["volumeMounts"]}
+    vllm_env = {e["name"]: e.get("value") for e in container(vllm)["env"]}
+    assert mounts["hf-cache"] == vllm_mounts["hf-cache"] == vllm_env["HF_HOME"]   # ... from the same cache, same path
+    assert mounts["runs"] == vllm_mounts["runs"] == env["HALO_TRAINER_RUNS_DIR"]  # adapters load by the learner's path
+    routes = by_kind(objects, "ConfigMap")["gateway-config"]["data"]["gateway.yaml"]
+    route = next(r for r in yaml.safe_load(routes.split("\n", 1)[1])["routes"] if r["name"] == env["HALO_TRAINER_LOCAL_LORA_ROUTE"])
+    assert route["backend"] == "vllm" and route["base_url"] == "http://vllm:8000/v1"
+    assert env["HALO_TRAINER_LOCAL_LORA_DEVICE"] == "cuda"
+    from halo.trainer.config import TrainerSettings
+    for name in env:
+        assert name.removeprefix("HALO_TRAINER_").lower() in TrainerSettings.model_fields, name
+    # the component changes only the trainer: everything else is the gpu overlay's
+    plain = by_kind(built["gpu"], "Deployment")
+    assert {n: d for n, d in deployments.items() if n != "trainer"} == {n: d for n, d in plain.items() if n != "trainer"}
+    assert "nvidia.com/gpu" not in json.dumps(container(plain["trainer"])["resources"])
+
+
+def test_the_hf_token_comes_from_an_optional_secret_and_is_never_set_empty(built):
+    for overlay, objects in built.items():
+        for obj in objects:
+            if obj["kind"] != "Deployment":
+                continue
+            for c in obj["spec"]["template"]["spec"]["containers"]:
+                for e in c.get("env", []):
+                    if e["name"] == "HF_TOKEN":
+                        assert "value" not in e, (overlay, obj["metadata"]["name"])
+                        assert e["valueFrom"]["secretKeyRef"] == {"name": "hf-token", "key": "token", "optional": True}
+    vllm = by_kind(built["gpu"], "Deployment")["vllm"]
+    assert "HF_TOKEN" in {e["name"] for e in container(vllm)["env"]}

@@ -86,13 +86,20 @@ class KubeSpec(_Strict):
     # container that restarts always: up before it, stopped after it), on localhost, its volumes
     # the pod's own (emptyDir: they outlive a container restart, not the pod)
     sidecar_of: str = ""
+    # compose's `${VAR:-default}` in args take these values instead of compose's defaults
+    defaults: dict[str, str] = Field(default_factory=dict)
+    # not a workload of its own: the component deploy/k8s/components/<this service> makes service
+    # `variant_of` into this one (its image, resources, GPU and the settings the other lacks)
+    variant_of: str = ""
+    image: str = ""                       # the variant's image name (tagged as the project's images)
 
 
 class KubernetesSpec(_Strict):
     namespace: str = "halo"
     version: str = "1.32.0"
     storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access[, class]}
-    gpu_node_selector: dict[str, str] = Field(default_factory=dict)
+    # where a pod with a GPU may run: a node affinity, each label's value one of its list
+    gpu_nodes: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class ServiceSpec(_Strict):
@@ -138,7 +145,9 @@ class ServiceSpec(_Strict):
 
     @property
     def runs_locally(self) -> bool:
-        return self.is_halo or bool(self.local_binary)
+        """`halo up` runs it: a HALO service of the default profile (one of a compose profile, such as
+        the gpu profile's trainer, runs in compose only), or a third-party binary found on PATH."""
+        return (self.is_halo and not self.profiles) or bool(self.local_binary)
 
 
 class Description(_Strict):
@@ -159,6 +168,8 @@ class Description(_Strict):
             for dep in (*svc.depends_on, *svc.uses):
                 if dep not in names:
                     raise ValueError(f"service {name!r} refers to unknown service {dep!r}")
+            if svc.kubernetes.variant_of and svc.kubernetes.variant_of not in names:
+                raise ValueError(f"service {name!r} is a variant of unknown service {svc.kubernetes.variant_of!r}")
             for vol in svc.volumes:
                 if vol not in self.volumes:
                     raise ValueError(f"service {name!r} mounts unknown volume {vol!r}")

@@ -61,6 +61,9 @@ _TOKENS = {
 }
 #: Grafana's admin password: Secret grafana-admin, key "password"
 GRAFANA_SECRET = "grafana-admin"
+#: compose variables passed from the host only when set there (`VAR: null` in deploy/services.yaml):
+#: on Kubernetes, a key of an optional Secret (absent: the variable is unset, never set empty)
+OPTIONAL_SECRETS = {"HF_TOKEN": ("hf-token", "token")}
 
 
 def image_name(desc: Description, stage: str) -> str:
@@ -95,9 +98,10 @@ def _meta(name: str, **extra: Any) -> dict[str, Any]:
     return {"name": name, "labels": _labels(name), **extra}
 
 
-def _default(arg: str) -> str:
-    """`${VAR:-default}` (compose's substitution) -> default: a manifest has no shell around it."""
-    return re.sub(r"\$\{[A-Z_]+:-([^}]*)\}", r"\1", arg)
+def _default(arg: str, defaults: dict[str, str] | None = None) -> str:
+    """`${VAR:-default}` (compose's substitution) -> `defaults[VAR]`, else compose's default: a manifest
+    has no shell around it."""
+    return re.sub(r"\$\{([A-Z_]+):-([^}]*)\}", lambda m: (defaults or {}).get(m.group(1), m.group(2)), arg)
 
 
 def _probe(svc: ServiceSpec, port: int, service: str) -> dict[str, Any]:
@@ -128,7 +132,7 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     else:
         container["image"] = svc.image
         if svc.args:
-            container["args"] = [_default(a) for a in service_args(desc, name, where)]
+            container["args"] = [_default(a, kube.defaults) for a in service_args(desc, name, where)]
     ports = [{"name": "grpc" if svc.protocol == "grpc" else "http", "containerPort": svc.port}]
     if svc.metrics_port is not None:
         ports.append({"name": "metrics", "containerPort": svc.metrics_port})
@@ -171,7 +175,8 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
         # the trainer writes each step's adapter under runs/; vLLM loads it from the same path
         mounts.append({"name": "runs", "mountPath": desc.volumes["runs"], "readOnly": True})
         volumes.append({"name": "runs", "persistentVolumeClaim": {"claimName": "runs", "readOnly": True}})
-        container["env"] = [{"name": k, "value": _default(v)} for k, v in svc.compose.get("environment", {}).items()]
+        container["env"] = [{"name": k, "value": _default(v)} if v is not None else _secret_env(k, *OPTIONAL_SECRETS[k], optional=True)
+                            for k, v in svc.compose.get("environment", {}).items()]
         # not root: its caches (Triton, torch.compile, vLLM's config) go under a HOME of its own
         container["env"] += [{"name": "HOME", "value": "/home/vllm"}, {"name": "VLLM_NO_USAGE_STATS", "value": "1"}]
         mounts.append({"name": "home", "mountPath": "/home/vllm"})
@@ -185,12 +190,23 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
     return container, volumes
 
 
-def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
-    """An environment variable from a Secret that must exist (the pod does not start without it)."""
-    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key, "optional": False}}}
+def _secret_env(name: str, secret: str, key: str, optional: bool = False) -> dict[str, Any]:
+    """An environment variable from a Secret that must exist (the pod does not start without it), or
+    with `optional`, one that may not (then the variable is not set at all)."""
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key, "optional": optional}}}
 
 
-def _workload(desc: Description, name: str, where: Placement, node_selector: dict[str, str]) -> list[dict[str, Any]]:
+def _gpu_placement(gpu_nodes: dict[str, list[str]]) -> dict[str, Any]:
+    """A GPU pod's scheduling: a node whose every label of `gpu_nodes` has one of its values (a node
+    affinity: a list of GPU products, not one exact label), tolerating the GPU nodes' taint."""
+    placement: dict[str, Any] = {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    if gpu_nodes:
+        placement["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": k, "operator": "In", "values": list(v)} for k, v in gpu_nodes.items()]}]}}}
+    return placement
+
+
+def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, Any]]:
     svc, kube = desc.services[name], desc.services[name].kubernetes
     container, volumes = _container(desc, name, where)
     annotations = {"prometheus.io/scrape": "true",
@@ -221,8 +237,7 @@ def _workload(desc: Description, name: str, where: Placement, node_selector: dic
     if volumes:
         pod["volumes"] = volumes
     if kube.gpus:
-        pod["nodeSelector"] = dict(node_selector)
-        pod["tolerations"] = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        pod.update(_gpu_placement(desc.kubernetes.gpu_nodes))
     spec: dict[str, Any] = {
         **({} if kube.autoscale else {"replicas": kube.replicas}),   # an autoscaler owns the count
         "selector": {"matchLabels": {_APP: name}},
@@ -413,7 +428,7 @@ def _base(desc: Description) -> dict[str, list[dict[str, Any]]]:
     for name, svc in desc.services.items():
         if svc.profiles or svc.kubernetes.sidecar_of:
             continue
-        files[f"{name}.yaml"] = _workload(desc, name, where, desc.kubernetes.gpu_node_selector)
+        files[f"{name}.yaml"] = _workload(desc, name, where)
     for config_name, spec in desc.configs().items():
         text = render_file(desc, config_name, where)
         files[f"{config_name}-config.yaml"] = [_config_map(f"{config_name}-config", {Path(spec.path).name: text})]
@@ -483,8 +498,8 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     }, sort_keys=False)
 
     where = k8s_placement(desc)
-    gpu_names = [n for n, s in desc.services.items() if "gpu" in s.profiles]
-    gpu_objects = [o for n in gpu_names for o in _workload(desc, n, where, desc.kubernetes.gpu_node_selector)]
+    gpu_names = [n for n, s in desc.services.items() if "gpu" in s.profiles and not s.kubernetes.variant_of]
+    gpu_objects = [o for n in gpu_names for o in _workload(desc, n, where)]
     gpu_all = [n for n, svc in desc.services.items() if not svc.kubernetes.sidecar_of and (not svc.profiles or n in gpu_names)]
     gpu_objects += [p for p in _network_policies(desc, gpu_all) if p["metadata"]["name"] in gpu_names]
     out[K8S_ROOT / "overlays" / "gpu" / "vllm.yaml"] = _dump_all(gpu_objects, _sizing_note(desc, gpu_names))
@@ -494,7 +509,39 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
         "namespace": desc.kubernetes.namespace, "resources": ["../../base", "vllm.yaml"],
     }, sort_keys=False)
+    for name, svc in desc.services.items():
+        if svc.kubernetes.variant_of:
+            out[K8S_ROOT / "components" / name / "kustomization.yaml"] = _variant_component(desc, name, where)
     return out
+
+
+def _variant_component(desc: Description, name: str, where: Placement) -> str:
+    """deploy/k8s/components/NAME: service `variant_of`'s Deployment made into NAME: its image, resources
+    (a GPU among them: the GPU nodes' placement too), sizing note, and the settings it has that the
+    other lacks (its ports, folders and targets stay the other's)."""
+    kube = desc.services[name].kubernetes
+    target = kube.variant_of
+    base = {e["name"] for e in _container(desc, target, where)[0]["env"]}
+    variant, _ = _container(desc, name, where)
+    image = f"{kube.image}:{default_tag()}" if kube.image else variant["image"]
+    spec = "/spec/template/spec"
+    ops: list[dict[str, Any]] = [
+        {"op": "replace", "path": f"{spec}/containers/0/image", "value": image},
+        {"op": "replace", "path": f"{spec}/containers/0/resources", "value": variant["resources"]},
+        *({"op": "add", "path": f"{spec}/containers/0/env/-", "value": {**e, "value": _default(e["value"])} if "value" in e else e}
+          for e in variant["env"] if e["name"] not in base),
+    ]
+    if kube.gpus:
+        ops += [{"op": "add", "path": f"{spec}/{key}", "value": value} for key, value in _gpu_placement(desc.kubernetes.gpu_nodes).items()]
+    if kube.sizing:
+        ops.append({"op": "replace", "path": "/spec/template/metadata/annotations/halo~1sizing", "value": " ".join(kube.sizing.split())})
+    return _HEADER + (
+        f"# Add `components: [../../components/{name}]` to an overlay (gpu): the {target} becomes {name}\n"
+        f"# (image {kube.image or variant['image']}, {kube.gpus} nvidia.com/gpu on the GPU nodes, its own defaults).\n"
+    ) + yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+        "patches": [{"target": {"kind": "Deployment", "name": target}, "patch": json.dumps(ops)}],
+    }, sort_keys=False, width=120)
 
 
 def deployment_files() -> dict[Path, str]:

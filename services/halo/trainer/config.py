@@ -19,3 +19,7 @@ class TrainerSettings(ServiceSettings):
     service_token: str = Field("", description="bearer token for calls to the other services")
     service_tls_ca: str = Field("", description="PEM root certificate to trust: call the other services over TLS")
     auto_resume: bool = Field(True, description="resume runs that were active when the service last stopped")
+    # what a submitted local_lora run leaves empty (halo.trainer.defaults): the deployment's vLLM
+    local_lora_route: str = Field("", description="local_lora runs that name no vLLM route (extra.serve_route) sample through this gateway route")
+    local_lora_base_model: str = Field("", description="local_lora runs that name no base model train on this checkpoint: a folder, or a Hugging Face id found in the local cache (HF_HOME), as vLLM serves it")
+    local_lora_device: str = Field("", description="local_lora runs that name no device (extra.device) put their learner on this one (cuda, cpu)")

@@ -15,6 +15,7 @@ from halo.runs.context import ServiceTargets
 from halo.runs.spec import KINDS, RunSpec
 from halo.runtime.server import ServiceSpec, grpc_service
 from halo.trainer.config import TrainerSettings
+from halo.trainer.defaults import apply_run_defaults
 from halo.trainer.jobs import JobManager, TrainerResolver
 from halo.trainer.store import CheckpointRecord, RunRecord, RunState
 from halo.v1 import trainer_pb2 as pb
@@ -66,8 +67,9 @@ def event_to_proto(run_id: str, e: dict) -> pb.RunEvent:
 
 
 class TrainerServicer(rpc.TrainerServiceServicer):
-    def __init__(self, jobs: JobManager) -> None:
+    def __init__(self, jobs: JobManager, settings: TrainerSettings | None = None) -> None:
         self.jobs = jobs
+        self.settings = settings or TrainerSettings()
 
     @translate_errors
     async def StartRun(self, request, context):
@@ -75,7 +77,7 @@ class TrainerServicer(rpc.TrainerServiceServicer):
             spec = RunSpec.from_proto(request.spec)
         except ValueError as exc:  # e.g. NaN or Infinity in `extra`, which JSON (the run's record) cannot hold
             raise InvalidArgument(f"spec: {exc}") from None
-        return run_to_proto(await self.jobs.start_run(spec))
+        return run_to_proto(await self.jobs.start_run(apply_run_defaults(spec, self.settings)))
 
     @translate_errors
     async def GetRun(self, request, context):
@@ -111,4 +113,4 @@ def build_service(settings: TrainerSettings, *, resolver: TrainerResolver) -> Se
                              settings.service_token, settings.service_tls_ca)
     jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)
     return grpc_service("trainer", pb.DESCRIPTOR.services_by_name["TrainerService"], rpc.add_TrainerServiceServicer_to_server,
-                        TrainerServicer(jobs), jobs, on_start=jobs.start, on_stop=jobs.close)
+                        TrainerServicer(jobs, settings), jobs, on_start=jobs.start, on_stop=jobs.close)
