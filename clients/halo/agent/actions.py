@@ -38,14 +38,6 @@ class Point:
         return self.x, self.y
 
 
-#: Most clicks one action may ask for: single, double, triple (select a paragraph). More is no
-#: gesture a person makes, and hundreds would hold the browser for seconds.
-MAX_CLICK_COUNT = 3
-#: Longest text one type_text action may type: every character is a key down/press/up in the
-#: page, so a megabyte would hold the browser for minutes. `fill` sets longer values at once.
-MAX_TYPE_CHARS = 4000
-
-
 @dataclass(frozen=True)
 class ClickAt:
     point: Point

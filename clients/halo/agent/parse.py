@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from halo.agent import actions as A
+from halo.agent import bounds
 from halo.agent.formats import SYNTAXES, ActionFormat
 from halo.agent.syntax.common import ParseErrorKind, _Invalid
 
@@ -60,6 +61,16 @@ def _check_strings(action: A.Action) -> A.Action:
     return action
 
 
+def _check_bounds(action: A.Action) -> A.Action:
+    """The action's inputs are within their bounds (halo.agent.bounds): the env service refuses any
+    other with INVALID_ARGUMENT, so a parsed action is always one the env tries."""
+    try:
+        bounds.check(action)
+    except bounds.ActionOutOfBounds as exc:
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, str(exc)) from None
+    return action
+
+
 def parse_action(
     text: str, expected: ActionFormat = ActionFormat.QWEN_COMPUTER_USE, width: int = 1280, height: int = 720,
 ) -> ParsedAction:
@@ -71,7 +82,7 @@ def parse_action(
     for fmt in order:
         repairs: list[str] = []
         try:
-            action = _check_strings(SYNTAXES[fmt].parse(text, repairs, width, height))
+            action = _check_bounds(_check_strings(SYNTAXES[fmt].parse(text, repairs, width, height)))
         except _Invalid as exc:
             error = ParseError(exc.kind, str(exc))
             if exc.kind != ParseErrorKind.NO_ACTION:

@@ -29,7 +29,10 @@ if _version_not_supported:
 class EnvServiceStub:
     """Errors (gRPC status codes):
     NOT_FOUND           unknown (or already reaped) session, task or snapshot
-    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values)
+    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values), or an
+    action input outside its bounds (text lengths, counts, coordinates, waits:
+    the field comments of halo.v1.Action's messages); nothing ran, the session
+    is as it was
     RESOURCE_EXHAUSTED  the pool is full and no slot freed within the wait budget
     UNAVAILABLE         the session's browser died; the session is gone, the pool has replaced it
     FAILED_PRECONDITION the session's episode is over (after send_message / infeasible / max steps)
@@ -113,7 +116,10 @@ class EnvServiceStub:
 class EnvServiceServicer:
     """Errors (gRPC status codes):
     NOT_FOUND           unknown (or already reaped) session, task or snapshot
-    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values)
+    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values), or an
+    action input outside its bounds (text lengths, counts, coordinates, waits:
+    the field comments of halo.v1.Action's messages); nothing ran, the session
+    is as it was
     RESOURCE_EXHAUSTED  the pool is full and no slot freed within the wait budget
     UNAVAILABLE         the session's browser died; the session is gone, the pool has replaced it
     FAILED_PRECONDITION the session's episode is over (after send_message / infeasible / max steps)
@@ -302,7 +308,10 @@ def add_EnvServiceServicer_to_server(servicer, server):
 class EnvService:
     """Errors (gRPC status codes):
     NOT_FOUND           unknown (or already reaped) session, task or snapshot
-    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values)
+    INVALID_ARGUMENT    a request that cannot be understood (no action set, bad option values), or an
+    action input outside its bounds (text lengths, counts, coordinates, waits:
+    the field comments of halo.v1.Action's messages); nothing ran, the session
+    is as it was
     RESOURCE_EXHAUSTED  the pool is full and no slot freed within the wait budget
     UNAVAILABLE         the session's browser died; the session is gone, the pool has replaced it
     FAILED_PRECONDITION the session's episode is over (after send_message / infeasible / max steps)

@@ -23,6 +23,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from halo.agent import actions as A
+from halo.agent import bounds
 from halo.env import metrics
 from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
@@ -35,7 +36,7 @@ from halo.env.timings import Lap, StepTimings
 from halo.env.urlpolicy import UrlPolicy
 from halo.runtime.aio import acquire_within
 from halo.errors import bounded, quoted
-from halo.runtime.errors import FailedPrecondition, NotFound, ResourceExhausted, Unavailable
+from halo.runtime.errors import FailedPrecondition, InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from halo.runtime.logging import get_logger
 from halo.tasks.registry import TaskRegistry, TaskSpec
 
@@ -486,7 +487,15 @@ class SessionManager:
     async def step(self, session_id: str, action: A.Action, options: ObserveOptions = ObserveOptions(),
                    include_state: bool = False) -> StepOutcome:
         """Execute `action` and observe; with `include_state`, also read a replica's state JSON (what the
-        reward service scores each transition on), so a client needs no GetState per step."""
+        reward service scores each transition on), so a client needs no GetState per step.
+
+        An action outside its bounds (halo.agent.bounds) is InvalidArgument before anything runs: the
+        step is not taken and the session stays as it was. So an action that runs out of time (an
+        environment failure) always had inputs within bounds, which finish far inside the timeouts."""
+        try:
+            bounds.check(action)
+        except bounds.ActionOutOfBounds as exc:
+            raise InvalidArgument(str(exc)) from None
         session = self.get(session_id)
         async with session.lock:
             session.touch()
@@ -500,14 +509,15 @@ class SessionManager:
             timings = StepTimings()
             error = ""
             session.faults.reset()
-            deadline = asyncio.get_running_loop().time() + self.limits.step_budget_s
+            budget_s = self.limits.step_budget_for(action)
+            deadline = asyncio.get_running_loop().time() + budget_s
             try:
                 async with asyncio.timeout_at(deadline):
                     await execute(session.page, action, session.policy, self.limits, timings)
             except ActionFailed as exc:
                 error = bounded(str(exc))   # errors quote the action's input: the reply must not grow with it
             except (ActionStalled, PlaywrightError, TimeoutError) as exc:
-                return await self._fail(session, self._page_fault(session, exc, kind, "action", "browser error"))
+                return await self._fail(session, self._page_fault(session, exc, kind, budget_s, "action", "browser error"))
             self._check_alive(session)
             fault = session.env_failure or self._infrastructure_fault(session)
             if fault:
@@ -519,7 +529,7 @@ class SessionManager:
             session.last_error = error
             termination = Termination.NONE
             if error:
-                pass   # a refused final answer (too long) ends nothing
+                pass   # a failed action ends nothing
             elif isinstance(action, A.SendMessage):
                 session.final_message, termination = action.text, Termination.MESSAGE_SENT
             elif isinstance(action, A.ReportInfeasible):
@@ -536,7 +546,7 @@ class SessionManager:
                     async with asyncio.timeout_at(deadline):
                         obs = await self._observe(session, options, timings)
                 except (PlaywrightError, TimeoutError) as exc:
-                    return await self._fail(session, self._page_fault(session, exc, kind, "observation", "observation failed"))
+                    return await self._fail(session, self._page_fault(session, exc, kind, budget_s, "observation", "observation failed"))
                 state_json = ""
                 if state_read is not None:
                     try:
@@ -567,7 +577,7 @@ class SessionManager:
         for phase in StepTimings.PHASES[:-1]:
             metrics.STEP_PHASE_SECONDS.labels(phase).observe(getattr(timings, f"{phase}_s"))
 
-    def _page_fault(self, session: Session, exc: Exception, kind: str, phase: str, what: str) -> str:
+    def _page_fault(self, session: Session, exc: Exception, kind: str, budget_s: float, phase: str, what: str) -> str:
         """Why a step's `phase` failed the environment: its browser died, its page outlasted the
         step budget (TimeoutError: the renderer is wedged), its action stalled (ActionStalled says how),
         or Playwright's own error (`what`: ...)."""
@@ -578,7 +588,7 @@ class SessionManager:
             return str(exc)
         if isinstance(exc, TimeoutError):
             return (f"the page did not answer: the {kind} step's {phase} outlasted the step budget of "
-                    f"{self.limits.step_budget_s:g}s (its renderer is wedged)")
+                    f"{budget_s:g}s (its renderer is wedged)")
         return f"{what}: {str(exc).splitlines()[0]}"
 
     def _infrastructure_fault(self, session: Session) -> str:

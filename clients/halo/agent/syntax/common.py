@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from halo.agent import actions as A
+from halo.agent.bounds import MAX_CLICK_COUNT
 from halo.agent.repair import close_brackets, find_balanced, loads_lenient
 from halo.v1 import policy_pb2 as ppb
 
@@ -73,8 +74,8 @@ def _milliseconds(value: Any, what: str, scale: float = 1.0) -> int:
 
 def _click_count(value: Any) -> int:
     count = _number(value, "click_count")
-    if count not in range(1, A.MAX_CLICK_COUNT + 1):
-        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"click_count must be 1 to {A.MAX_CLICK_COUNT}, got {_short(value)}")
+    if count not in range(1, MAX_CLICK_COUNT + 1):
+        raise _Invalid(ParseErrorKind.BAD_ARGUMENTS, f"click_count must be 1 to {MAX_CLICK_COUNT}, got {_short(value)}")
     return int(count)
 
 
