@@ -5,6 +5,7 @@ parse into the same setting with a warning on stderr, and on/off settings come i
 from __future__ import annotations
 
 import argparse
+import os
 import re
 
 import pytest
@@ -166,7 +167,8 @@ SECONDS = re.compile(r"(?<!milli)seconds\b")
 
 
 def test_every_flag_follows_the_conventions():
-    """One meaning per flag, in every subcommand: no visible --model, --checkpoint or --options (a
+    """One meaning per flag, in every subcommand: no empty choice, no absolute default, every
+    positional described, no visible --model, --checkpoint or --options (a
     route and a base model have their own flags, and so has each kind of options), a flag takes the
     same type of value everywhere, a seconds flag ends in -s, an on/off setting is a --x/--no-x
     pair, --json takes a PATH, every flag has a help line; the services' settings the same."""
@@ -176,7 +178,16 @@ def test_every_flag_follows_the_conventions():
     problems, value_types = [], {}
     for title, parser in _every_parser():
         for action in parser._actions:
-            if not action.option_strings or action.help == argparse.SUPPRESS or isinstance(action, argparse._HelpAction):
+            if action.help == argparse.SUPPRESS or isinstance(action, (argparse._HelpAction, argparse._SubParsersAction)):
+                continue
+            name = action.option_strings[-1] if action.option_strings else action.dest
+            if action.choices is not None and "" in action.choices:
+                problems.append(f"{title} {name}: an empty choice shows as {{,...}} in the help (leave '' to the default)")
+            if isinstance(action.default, (str, os.PathLike)) and os.path.isabs(action.default):
+                problems.append(f"{title} {name}: an absolute default ({action.default}) is this machine's, not the user's")
+            if not action.option_strings:
+                if not action.help:
+                    problems.append(f"{title} {name}: a positional without a description")
                 continue
             flag, text = action.option_strings[-1], (action.help or "").lower()
             value_type = getattr(action.type, "__name__", type(action.type).__name__)   # str when None

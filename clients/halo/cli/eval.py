@@ -256,8 +256,8 @@ async def _run(args: argparse.Namespace) -> int:
 
 def compare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval compare", description="two evaluation runs side by side")
-    p.add_argument("eval_a")
-    p.add_argument("eval_b")
+    p.add_argument("eval_a", help="the first eval's id (its folder under --evals-dir)")
+    p.add_argument("eval_b", help="the eval to compare it with")
     p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     p.add_argument("--out", default="", help="folder for compare.md + compare.png (default evals/compare-A-vs-B)")
     return p
@@ -296,7 +296,7 @@ def _compare(argv: list[str]) -> int:
 
 def report_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="halo eval report", description="re-render an eval's report, plots and viewer")
-    p.add_argument("eval_id")
+    p.add_argument("eval_id", help="the eval's id (its folder under --evals-dir)")
     p.add_argument("--evals-dir", default="evals", help="the folder holding every eval (one subfolder each)")
     return p
 

@@ -554,7 +554,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_status.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
                           help="write the report as JSON to PATH (no PATH: to standard output)")
     p_health = sub.add_parser("health", help="gRPC health check (host:port) or HTTP check (http://...); exit 0 when serving")
-    p_health.add_argument("target")
+    p_health.add_argument("target", help="host:port of a gRPC service, or the http://... URL of an HTTP one")
     p_health.add_argument("--service", default="", help="gRPC service name (default: the whole server)")
     p_health.add_argument("--timeout-s", type=float, default=3.0, help="how long the check waits for an answer")
     p_health.add_argument("--tls-ca", default="", metavar="PEM", help="root certificate to trust: check a TLS service")

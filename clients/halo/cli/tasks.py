@@ -173,7 +173,7 @@ def add_parser(sub) -> None:
     tasks_sub = tasks.add_subparsers(dest="tasks_command", required=True)
     tl = tasks_sub.add_parser("list", help="list tasks")
     tl.add_argument("--site", default="", help="only this site's tasks")
-    tl.add_argument("--suite", default="", choices=["", *REGISTRY_SUITES, *SUITES], type=SUITE_SPELLING,
+    tl.add_argument("--suite", default="", choices=[*REGISTRY_SUITES, *SUITES], type=SUITE_SPELLING,
                     help="only these tasks: where they come from (real-v2: agisdk's REAL v2, halo: HALO's own), or a "
                          "training suite's (halo train --suite)")
     tl.add_argument("--replica-only", action=argparse.BooleanOptionalAction, default=False,
@@ -187,7 +187,7 @@ def add_parser(sub) -> None:
     ta = tasks_sub.add_parser("audit", help="run each replica task's oracle and labelled near misses; print which near "
                                             "misses agisdk's script accepts and how strict success scores them")
     ta.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
-    ta.add_argument("--suite", default="", choices=["", *SUITES], type=TRAINING_SUITE_SPELLING,
+    ta.add_argument("--suite", default="", choices=[*SUITES], type=TRAINING_SUITE_SPELLING,
                     help="the tasks of a training suite (halo train --suite), e.g. real-easy")
     ta.add_argument("--tasks", default="", help="comma-separated task ids")
     ta.add_argument("--lenient-only", action=argparse.BooleanOptionalAction, default=False,
@@ -199,7 +199,7 @@ def add_parser(sub) -> None:
     tr = tasks_sub.add_parser("reach", help="walk each replica task's oracle with the embedded policy's candidates: "
                                             "which tasks it can solve at all")
     tr.add_argument("--site", default="", help="only this site (every REAL v2 replica task when empty)")
-    tr.add_argument("--suite", default="", choices=["", *SUITES], type=TRAINING_SUITE_SPELLING,
+    tr.add_argument("--suite", default="", choices=[*SUITES], type=TRAINING_SUITE_SPELLING,
                     help="the tasks of a training suite (halo train --suite), e.g. real-easy")
     tr.add_argument("--tasks", default="", help="comma-separated task ids")
     tr.set_defaults(run=lambda args: asyncio.run(run_reach(args.site, args.suite, args.tasks)))

@@ -568,7 +568,7 @@ def add_parser(sub) -> None:
     max_actions = train.add_argument("--max-actions", type=int, default=0, metavar="N",
                                      help="actions per episode at most (default: the suite's, 5; real-easy 4); mcts: the tree's depth")
     deprecated_alias(train, "--max-steps", max_actions)
-    train.add_argument("--loss-fn", default="", choices=["", "importance_sampling", "ppo", "cispo", "dro"],
+    train.add_argument("--loss-fn", default="", choices=["importance_sampling", "ppo", "cispo", "dro"],
                        help="default: ppo for the embedded policy (several passes per batch), importance_sampling otherwise")
     train.add_argument("--seed", type=int, default=0, help="the run's seed: which tasks, layouts and samples each step draws")
     train.add_argument("--eval-every", type=int, default=None, help="greedy evaluation of the training tasks on unseen seeds every N steps (default 5, 0: never; "
@@ -599,7 +599,7 @@ def add_parser(sub) -> None:
                        help="use this reward service instead of starting one here")
     train.add_argument("--gateway", default="", metavar="HOST:PORT",
                        help="use this policy gateway instead of starting one here")
-    train.add_argument("--tinker-sampling", default="", choices=["", "direct", "gateway"],
+    train.add_argument("--tinker-sampling", default="", choices=["direct", "gateway"],
                        help="--backend tinker: sample the rollouts through the policy gateway's Sample on its tinker "
                             "route (gateway, the default: its limits, retries, metrics and raw text for every sample; "
                             "docs/benchmarks.md: the measured cost) or with the Tinker SDK's SamplingClient (direct; the default "
@@ -612,7 +612,8 @@ def add_parser(sub) -> None:
     train.add_argument("--constrain-actions", nargs="?", const="grammar", default="", metavar="REGEX",
                        help="--backend local_lora: vLLM samples every action within a grammar (structured outputs): "
                             "Qwen3-VL's computer_use action grammar (halo.agent.grammar) without a value, this regex "
-                            "with one. The sampler ratio p/q is then below 1 (docs/guides/local-lora-vllm.md)")
+                            "with one. The learner applies the same mask, so it scores the distribution vLLM sampled "
+                            "(docs/guides/local-lora-vllm.md)")
     train.add_argument("--runs-dir", default="runs", help="the folder holding every local run (one subfolder each)")
     train.add_argument("--name", default="", help="the run's name, unique among the runs (default: <kind>-<run_id>)")
     train.add_argument("--submit", default="", metavar="HOST:PORT", help="run on this trainer service instead of locally")
