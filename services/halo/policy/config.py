@@ -75,7 +75,12 @@ class RouteConfig(BaseModel):
     backend: BackendName
     base_model: str = ""
     served_model: str = ""          # model name sent to an HTTP backend; base_model when empty
-    base_url: str = ""              # for vllm / openai_compatible, e.g. http://127.0.0.1:8000/v1
+    base_url: str | list[str] = ""  # for vllm / openai_compatible, e.g. http://127.0.0.1:8000/v1; a vllm route may
+                                    # name several engines (a list), sampled from as one (backends.vllm_engines)
+    discover_engines: bool = False  # vllm: every address each base_url's host resolves to is one engine (DNS:
+                                    # compose --scale, a Kubernetes headless Service), looked up again every
+                                    # engine_refresh_s
+    engine_refresh_s: float = Field(5.0, gt=0)  # several engines: how often every engine (and DNS) is probed
     api_key_env: str = ""           # read the key from this env var (never put keys in the YAML)
     api_key: str = ""               # a literal key, only for keyless local servers ("EMPTY")
     action_format: Literal["qwen_computer_use", "json", "browsergym"] = "qwen_computer_use"
@@ -97,6 +102,14 @@ class RouteConfig(BaseModel):
     def _check(self) -> "RouteConfig":
         if self.backend in ("vllm", "openai_compatible") and not self.base_url:
             raise ValueError(f"route {self.name!r}: backend {self.backend} needs base_url")
+        if isinstance(self.base_url, list):
+            if self.backend != "vllm":
+                raise ValueError(f"route {self.name!r}: only a vllm route may name several engines (base_url is a list); "
+                                 f"a {self.backend} route takes one URL")
+            if not all(url.strip() for url in self.base_url) or len(set(self.base_url)) != len(self.base_url):
+                raise ValueError(f"route {self.name!r}: base_url lists an empty or repeated URL")
+        if self.discover_engines and self.backend != "vllm":
+            raise ValueError(f"route {self.name!r}: discover_engines is for vllm routes, not {self.backend}")
         if self.backend in ("vllm", "openai_compatible", "tinker") and not (self.base_model or self.served_model):
             raise ValueError(f"route {self.name!r}: backend {self.backend} needs base_model or served_model")
         pinned = sorted(SAMPLING_FIELDS & set(self.extra_body)) if self.backend == "vllm" else []
@@ -104,6 +117,20 @@ class RouteConfig(BaseModel):
             raise ValueError(f"route {self.name!r}: extra_body may not set {pinned}: a vLLM route samples the plain "
                              "softmax(logits / T) (cut at the request's top_p) so that a learner can score it")
         return self
+
+    @property
+    def engine_urls(self) -> list[str]:
+        """The base URLs the route names (one, or a vllm route's several)."""
+        return list(self.base_url) if isinstance(self.base_url, list) else ([self.base_url] if self.base_url else [])
+
+    @property
+    def several_engines(self) -> bool:
+        """A vllm route sampled from a fleet of engines (a list of URLs, or DNS discovery)."""
+        return self.backend == "vllm" and (isinstance(self.base_url, list) or self.discover_engines)
+
+    @property
+    def endpoint(self) -> str:
+        return ",".join(self.engine_urls)
 
     @property
     def format(self) -> ActionFormat:

@@ -109,6 +109,7 @@ class RouteInfo:
     adapters: list[str]
     default_adapter: str
     healthy: bool
+    endpoint: str = ""      # the backend's URL(s): every engine of a route with several, comma-separated
 
 
 class Route:
@@ -375,6 +376,6 @@ class PolicyGateway:
 
     def list_models(self) -> list[RouteInfo]:
         return [
-            RouteInfo(r.config, r.backend.kind, sorted(r.adapters), r.default_adapter, r.healthy)
+            RouteInfo(r.config, r.backend.kind, sorted(r.adapters), r.default_adapter, r.healthy, r.backend.endpoint())
             for r in self.routes.values()
         ]

@@ -111,7 +111,7 @@ class GatewayServicer(rpc.PolicyGatewayServiceServicer):
         return pb.ListModelsResponse(models=[
             pb.ModelRoute(
                 name=info.config.name, backend=info.kind, base_model=info.config.base_model or info.config.served_model,
-                endpoint=info.config.base_url, adapters=info.adapters, default_action_format=int(info.config.format),
+                endpoint=info.endpoint, adapters=info.adapters, default_action_format=int(info.config.format),
                 max_concurrency=info.config.max_concurrency, healthy=info.healthy, default_adapter=info.default_adapter,
             )
             for info in self.gateway.list_models()

@@ -17,6 +17,10 @@ def build_backend(route: RouteConfig) -> Backend:
         from halo.policy.backends.tinker import TinkerBackend
 
         return TinkerBackend(route)
+    if route.several_engines:
+        from halo.policy.backends.vllm_engines import VllmEngines
+
+        return VllmEngines(route)
     from halo.policy.backends.openai_compat import OpenAICompatibleBackend, VllmBackend
 
     return VllmBackend(route) if route.backend == "vllm" else OpenAICompatibleBackend(route)

@@ -124,6 +124,10 @@ class Backend(abc.ABC):
     async def healthy(self) -> bool:
         return True
 
+    def endpoint(self) -> str:
+        """Where the backend answers (ListModels' `endpoint`): the route's URL(s)."""
+        return self.route.endpoint
+
     async def close(self) -> None:
         pass
 
@@ -154,5 +158,5 @@ class Backend(abc.ABC):
             raise DeadlineExceeded(
                 f"route {route.name!r}: {what} timed out after {tries} attempt(s) of {route.timeout_s:g}s: {last}"
             )
-        raise Unavailable(f"route {route.name!r} ({route.backend} at {route.base_url or route.model_name}) "
+        raise Unavailable(f"route {route.name!r} ({route.backend} at {route.endpoint or route.model_name}) "
                           f"is unavailable after {tries} attempt(s): {last}")
