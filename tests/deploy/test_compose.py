@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -61,12 +62,12 @@ def test_docker_compose_accepts_the_file_with_and_without_the_gpu_profile():
     plain = compose_config()
     assert plain.returncode == 0, plain.stderr
     services = json.loads(plain.stdout)["services"]
-    assert set(services) == DEFAULT_SERVICES  # `docker compose up` needs no GPU
+    assert set(services) == DEFAULT_SERVICES | {"secrets"}  # `docker compose up` needs no GPU
 
     gpu = compose_config("--profile", "gpu")
     assert gpu.returncode == 0, gpu.stderr
     services = json.loads(gpu.stdout)["services"]
-    assert set(services) == DEFAULT_SERVICES | {"vllm", "trainer-gpu"}
+    assert set(services) == DEFAULT_SERVICES | {"secrets", "vllm", "trainer-gpu"}
     devices = services["vllm"]["deploy"]["resources"]["reservations"]["devices"]
     assert devices == [{"driver": "nvidia", "device_ids": ["0"], "capabilities": ["gpu"]}]
 
@@ -83,6 +84,7 @@ def test_docker_compose_rejects_a_broken_file(tmp_path):
 
 def test_every_service_is_health_checked_started_in_order_and_keeps_its_data():
     services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    services.pop("secrets")   # one-shot: its dependents wait for it to complete
     for name, svc in services.items():
         assert svc["healthcheck"]["test"][0] == "CMD", name
     for name in HALO_SERVICES:
@@ -385,3 +387,86 @@ def test_halo_up_leaves_the_gpu_profiles_trainer_to_compose():
     plan = make_plan(deployspec.load(), "fixed", [])
     assert plan["trainer-gpu"].skip == "runs with docker compose only, profile gpu"
     assert "compose only" not in plan["trainer"].skip                 # the default profile's trainer runs here
+
+
+def test_nothing_is_open_by_default_ports_on_loopback_tokens_required_grafana_closed(monkeypatch):
+    """Every port is published on 127.0.0.1 unless HALO_PUBLISH_ADDRESS says otherwise; every gRPC
+    service reads the generated token (so, binding 0.0.0.0 in its container, it starts only with one);
+    Grafana has no anonymous access and its password from the generated file."""
+    monkeypatch.delenv("HALO_PUBLISH_ADDRESS", raising=False)
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    secrets = deployspec.load().secrets
+    token_file, password_file = f"{secrets.path}/{secrets.token}", f"{secrets.path}/{secrets.grafana_password}"
+    assert "ports" not in services["secrets"] and services["secrets"]["network_mode"] == "none"
+    for name, svc in services.items():
+        for port in svc.get("ports", []):
+            assert port["host_ip"] == "127.0.0.1", (name, port)
+    grpc = {n for n, s in deployspec.load().services.items() if s.is_halo and s.protocol == "grpc"}
+    assert grpc == HALO_SERVICES - {"sites"} | {"trainer-gpu"}
+    for name in [*grpc, "grafana"]:
+        svc = services[name]
+        assert svc["depends_on"]["secrets"]["condition"] == "service_completed_successfully", name
+        mount = next(m for m in svc["volumes"] if m["source"] == secrets.volume)
+        assert mount["target"] == secrets.path and mount["read_only"], name
+    for name in grpc:
+        prefix = deployspec.load().services[name].env_prefix
+        assert services[name]["environment"][f"{prefix}AUTH_TOKEN_FILE"] == token_file
+        assert services[name]["environment"][f"{prefix}HOST"] == "0.0.0.0"
+    grafana = services["grafana"]["environment"]
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and grafana["GF_SECURITY_ADMIN_PASSWORD__FILE"] == password_file
+    assert not any(k.startswith("GF_SECURITY_ADMIN_PASSWORD") and k != "GF_SECURITY_ADMIN_PASSWORD__FILE" for k in grafana)
+
+    monkeypatch.setenv("HALO_PUBLISH_ADDRESS", "0.0.0.0")   # the operator opens them, explicitly
+    opened = json.loads(compose_config().stdout)["services"]
+    assert {p["host_ip"] for s in opened.values() for p in s.get("ports", [])} == {"0.0.0.0"}
+
+
+def test_a_service_bound_beyond_loopback_refuses_to_start_without_a_token(tmp_path):
+    """What compose's services run: `halo serve` with HOST 0.0.0.0 and no token exits 2, one line."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HALO_REWARD_")}
+    cmd = [sys.executable, "-m", "halo.cli", "serve", "reward", "--host", "0.0.0.0", "--port", "0", "--metrics-port", "-1"]
+    done = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "--auth-token-file" in done.stderr and "--allow-unauthenticated" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_secrets_service_writes_each_file_once_private_to_its_reader(tmp_path):
+    """The one-shot service's script, run here on a folder: random files, mode 0600, kept on a rerun
+    (the chown is what the container's root does; here it is stubbed)."""
+    svc = json.loads(compose_config().stdout)["services"]["secrets"]
+    script = svc["command"][-1].replace(deployspec.load().secrets.path, str(tmp_path))
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "chown").write_text("#!/bin/sh\nexit 0\n")
+    (stub / "chown").chmod(0o755)
+    env = {"PATH": f"{stub}:{os.environ['PATH']}"}
+    subprocess.run(["sh", "-c", script], check=True, env=env, timeout=30)
+    secrets = deployspec.load().secrets
+    first = {f: (tmp_path / f).read_text() for f in (secrets.token, secrets.grafana_password)}
+    assert re.fullmatch(r"[0-9a-f]{64}", first[secrets.token]) and re.fullmatch(r"[0-9a-f]{32}", first[secrets.grafana_password])
+    assert all((tmp_path / f).stat().st_mode & 0o777 == 0o600 for f in first)
+    subprocess.run(["sh", "-c", script], check=True, env=env, timeout=30)
+    assert {f: (tmp_path / f).read_text() for f in first} == first
+
+
+def test_runtime_hygiene_init_limits_log_rotation_and_the_shipped_health_checks():
+    services = json.loads(compose_config("--profile", "gpu").stdout)["services"]
+    desc = deployspec.load()
+    for name, svc in services.items():
+        assert svc["logging"] == {"driver": "json-file", "options": {"max-size": "10m", "max-file": "3"}}, name
+        if name == "secrets":
+            continue
+        spec = desc.services[name]
+        assert svc.get("init", False) is spec.is_halo, name   # tini reaps Chromium's exited helpers
+        assert int(svc["deploy"]["resources"]["limits"]["memory"]) > 0, name   # bytes: the Kubernetes limit
+        if spec.is_halo:
+            assert {k: svc["healthcheck"][k] for k in ("interval", "timeout", "retries", "start_period")} == {
+                "interval": "10s", "timeout": "1m0s", "retries": 3, "start_period": "10m0s"}, name
+    # Chromium runs with --disable-dev-shm-usage: no /dev/shm is sized for it, here or on Kubernetes
+    from halo.env.browsers import CHROMIUM_ARGS
+    assert "--disable-dev-shm-usage" in CHROMIUM_ARGS
+    assert "shm_size" not in services["env"] and not desc.services["env"].kubernetes.shm
+    # the compose test runs these health checks as shipped: its override changes ports and a target only
+    override = [line for line in (REPO / "tests/deploy/compose.test.yml").read_text().splitlines() if not line.startswith("#")]
+    assert not any("healthcheck" in line for line in override)

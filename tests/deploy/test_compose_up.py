@@ -4,7 +4,8 @@ stack started with `docker compose up -d --wait` and driven from the host as a u
 The engine is the one that answers, or a private dockerd started for this module and stopped after
 it (tests/deploy/docker_engine.py); the images are tagged by a hash of what they are built from, so
 a second run builds nothing. Every port is published on an ephemeral loopback port
-(tests/deploy/compose.test.yml). Grafana runs only where its image can be had (Docker Hub): the
+(tests/deploy/compose.test.yml); everything else (the generated token, the health checks) is as
+shipped. Grafana runs only where its image can be had (Docker Hub): the
 module says which in its output.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -47,6 +49,7 @@ class Stack:
     logs: Path
     env_target: str = "env:50051"
     notes: list[str] = field(default_factory=list)
+    token: str = ""   # the generated bearer token, read as the guide says (`exec trainer cat /run/halo/token`)
 
     @property
     def env(self) -> dict[str, str]:
@@ -75,11 +78,21 @@ class Stack:
         return time.monotonic() - started
 
 
-def grpcurl(target: str, method: str, data: dict | None = None, *extra: str) -> str:
+#: the stack's bearer token, set by the fixture once the stack is up (every call but health needs it)
+TOKEN: list[str] = []
+
+
+def grpcurl_run(target: str, method: str, data: dict | None = None, *extra: str, token: bool = True) -> subprocess.CompletedProcess[str]:
     cmd = [GRPCURL, "-plaintext", *extra]
+    if token:
+        cmd += ["-H", f"authorization: Bearer {TOKEN[0]}"]
     if data is not None:
         cmd += ["-d", json.dumps(data)]
-    done = subprocess.run([*cmd, target, *filter(None, [method])], capture_output=True, text=True, timeout=90)
+    return subprocess.run([*cmd, target, *filter(None, [method])], capture_output=True, text=True, timeout=90)
+
+
+def grpcurl(target: str, method: str, data: dict | None = None, *extra: str) -> str:
+    done = grpcurl_run(target, method, data, *extra)
     assert done.returncode == 0, f"grpcurl {method} failed ({done.returncode}): {done.stderr}"
     return done.stdout
 
@@ -126,6 +139,8 @@ def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         seconds = stack.up()
         report(request, f"docker compose up -d --wait ({', '.join(services)}): {seconds:.0f} s; "
                         f"fixture ready after {time.monotonic() - started:.0f} s")
+        stack.token = stack.compose("exec", "-T", "trainer", "cat", "/run/halo/token").stdout.strip()
+        TOKEN[:] = [stack.token]
         yield stack
     finally:
         if stack is not None:
@@ -174,6 +189,85 @@ def test_grpcurl_lists_the_env_service_by_reflection_and_drives_create_step_clos
     assert closed["was_open"] is True
 
 
+def non_loopback_address() -> str | None:
+    """An address of this machine that is not loopback (the one its default route leaves by), or None."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))   # no packet is sent: the kernel only picks the source address
+            address = probe.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def test_nothing_is_open_a_call_without_the_token_is_refused_and_no_port_leaves_loopback(
+        stack: Stack, request: pytest.FixtureRequest):
+    """The generated token (0600, the services' uid) is required on every call but health; every
+    published port is on 127.0.0.1 only: not reachable on the machine's other address."""
+    assert re.fullmatch(r"[0-9a-f]{64}", stack.token), stack.token
+    owner = stack.compose("exec", "-T", "trainer", "stat", "-c", "%a %u", "/run/halo/token").stdout.split()
+    assert owner == ["600", "1000"], owner
+    env, trainer = stack.address("env", 50051), stack.address("trainer", 50055)
+    for target, method in ((env, "halo.v1.EnvService/GetPoolStats"), (trainer, "halo.v1.TrainerService/ListRuns")):
+        refused = grpcurl_run(target, method, {}, token=False)
+        assert refused.returncode != 0 and "Unauthenticated" in refused.stderr, refused.stderr
+        wrong = grpcurl_run(target, method, {}, "-H", "authorization: Bearer wrong", token=False)
+        assert wrong.returncode != 0 and "Unauthenticated" in wrong.stderr, wrong.stderr
+        assert grpcurl_run(target, method, {}).returncode == 0   # with the generated token
+    health = subprocess.run([HALO, "health", env, "--service", "halo.v1.EnvService"], capture_output=True, text=True, timeout=60)
+    assert health.returncode == 0, health.stdout + health.stderr   # probes need no token
+    published = {}
+    for service in stack.services:
+        for container in stack.containers(service):
+            ports = json.loads(stack.engine.docker("inspect", "--format", "{{json .NetworkSettings.Ports}}", container).stdout)
+            published.update({f"{service} {p}": b for p, b in ports.items() if b})
+    assert published and all(b["HostIp"] == "127.0.0.1" for bs in published.values() for b in bs), published
+    other = non_loopback_address()
+    if other is None:
+        report(request, "no non-loopback address on this machine: reachability from beyond loopback not tried")
+        return
+    with socket.create_server(("0.0.0.0", 0)) as control:   # the address is reachable: a port on all interfaces answers there
+        assert reachable(other, control.getsockname()[1]), f"{other} is not reachable from here at all"
+    for name, binds in published.items():
+        port = int(binds[0]["HostPort"])
+        assert reachable("127.0.0.1", port), name
+        assert not reachable(other, port), f"{name} answers on {other}:{port}"
+    report(request, f"{len(published)} published ports: each answers on 127.0.0.1, none on {other}")
+
+
+def test_grafana_refuses_anonymous_and_admin_admin_and_takes_the_generated_password(stack: Stack):
+    if "grafana" not in stack.services:
+        pytest.skip(f"grafana not started: its image {GRAFANA_IMAGE} cannot be had here")
+    import base64
+    import urllib.error
+
+    url = f"http://{stack.address('grafana', 3000)}/api/search"
+
+    def status(user: str | None = None, password: str = "") -> int:
+        req = urllib.request.Request(url)
+        if user is not None:
+            req.add_header("Authorization", "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode())
+        try:
+            with urllib.request.urlopen(req, timeout=10) as response:
+                return response.status
+        except urllib.error.HTTPError as exc:
+            return exc.code
+
+    password = stack.compose("exec", "-T", "grafana", "cat", "/run/halo/grafana-admin-password").stdout.strip()
+    assert re.fullmatch(r"[0-9a-f]{32}", password), password
+    assert status() == 401                    # no anonymous access
+    assert status("admin", "admin") == 401    # no default password
+    assert status("admin", password) == 200
+
+
 def scraped_up(stack: Stack) -> list[tuple[str, str, str]]:
     """(job, instance, value of `up`) for every target Prometheus scrapes now."""
     url = f"http://{stack.address('prometheus', 9090)}/api/v1/query?query=up"
@@ -193,7 +287,7 @@ def test_composed_prometheus_reports_every_halo_target_up(stack: Stack):
 
 
 def submit(stack: Stack, *args: str, out: Path) -> subprocess.Popen:
-    return subprocess.Popen([HALO, "train", "--submit", stack.address("trainer", 50055), *TRAIN, *args],
+    return subprocess.Popen([HALO, "train", "--submit", stack.address("trainer", 50055), "--token", stack.token, *TRAIN, *args],
                             stdout=out.open("w"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env={**os.environ, "COLUMNS": "200"}, cwd=REPO)
 

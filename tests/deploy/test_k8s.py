@@ -346,6 +346,9 @@ def test_tokens_and_the_grafana_password_come_from_secrets_the_pods_require(buil
         for n in names:
             assert n.lower() in settings.model_fields, (prefix, n)
     assert not by_kind(built["cpu"], "Secret")          # never in the repository: the user creates them
+    grafana = {e["name"]: e.get("value") for e in container(deployments["grafana"])["env"]}
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false"   # no anonymous access, no admin/admin
+    assert not any(k.startswith("GF_AUTH_ANONYMOUS") and k != "GF_AUTH_ANONYMOUS_ENABLED" for k in grafana)
 
 
 def test_network_policies_admit_only_the_calls_of_the_architecture(built):

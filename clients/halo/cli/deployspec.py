@@ -8,6 +8,7 @@ containers and the local processes cannot drift apart.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,6 +95,19 @@ class KubeSpec(_Strict):
     image: str = ""                       # the variant's image name (tagged as the project's images)
 
 
+class SecretsSpec(_Strict):
+    """What keeps a compose deployment closed: a one-shot service (named as the volume) writes a random
+    bearer token and Grafana's admin password into a named volume on the first `up`; every gRPC
+    service reads the token from there, Grafana its password. Ports are published on
+    `publish_address` (loopback unless the operator says otherwise)."""
+
+    volume: str = "secrets"               # a named volume, and the one-shot service that fills it
+    path: str = "/run/halo"               # where it is mounted (read-only but in that service)
+    token: str = "token"                  # file of the services' bearer token (the image's halo uid)
+    grafana_password: str = "grafana-admin-password"   # file of Grafana's admin password (Grafana's uid)
+    publish_address: str = "${HALO_PUBLISH_ADDRESS:-127.0.0.1}"
+
+
 class KubernetesSpec(_Strict):
     namespace: str = "halo"
     version: str = "1.32.0"
@@ -154,6 +168,7 @@ class Description(_Strict):
     project: str
     image: ImageSpec
     volumes: dict[str, str]
+    secrets: SecretsSpec = SecretsSpec()
     prometheus: PrometheusSpec = PrometheusSpec()
     kubernetes: KubernetesSpec = KubernetesSpec()
     services: dict[str, ServiceSpec]
@@ -161,6 +176,8 @@ class Description(_Strict):
     @model_validator(mode="after")
     def _check(self) -> "Description":
         names = set(self.services)
+        if self.secrets.volume in names or self.secrets.volume in self.volumes:
+            raise ValueError(f"secrets.volume {self.secrets.volume!r} is also a service or a volume")
         for rules in self.prometheus.rule_files:
             if not (REPO_ROOT / rules).is_file():
                 raise ValueError(f"prometheus: no rule file {rules}")
@@ -307,9 +324,52 @@ def compose_placement(desc: Description) -> Placement:
     )
 
 
+#: the uids that read the generated files: deploy/Dockerfile's halo user, the grafana image's own
+HALO_UID, GRAFANA_UID = 1000, 472
+#: every container's logs: Docker's json-file driver, rotated (at most 3 x 10 MB a container)
+COMPOSE_LOGGING = {"driver": "json-file", "options": {"max-size": "10m", "max-file": "3"}}
+#: health checks as shipped (and as the compose test runs them): probed every 10 s (each probe of a
+#: HALO service starts a Python process: ~0.5 s of CPU), a start period long enough for a loaded
+#: machine to import Python and launch Chromium; a check that passes ends it at once
+COMPOSE_HEALTHCHECK = {"interval": "10s", "timeout": "60s", "retries": 3, "start_period": "600s"}
+
+
+def compose_memory(quantity: str) -> str:
+    """A Kubernetes memory quantity (3Gi, 1400Mi) as Docker writes it (3g, 1400m: the same 1024-based units)."""
+    match = re.fullmatch(r"(\d+)([KMGT])i", quantity)
+    if not match:
+        raise ValueError(f"memory_limit {quantity!r}: give it in Ki, Mi, Gi or Ti")
+    return f"{match.group(1)}{match.group(2).lower()}"
+
+
+def secrets_service(desc: Description) -> dict[str, Any]:
+    """The one-shot service that writes the token and Grafana's password, once: files that exist are
+    kept (a restart keeps its token), each mode 0600 and owned by the uid that reads it."""
+    spec = desc.secrets
+    base = next(s for s in desc.services.values() if s.is_halo and s.stage == "base" and not s.profiles)
+    script = " && ".join([
+        "set -eu", "umask 077", f"cd {spec.path}",
+        *(f"{{ [ -s {file} ] || od -An -vtx1 -N{size} /dev/urandom | tr -d ' \\n' > {file}; }}"
+          for file, size in ((spec.token, 32), (spec.grafana_password, 16))),
+        f"chown {HALO_UID}:{HALO_UID} {spec.token}", f"chown {GRAFANA_UID}:{GRAFANA_UID} {spec.grafana_password}",
+        f"chmod 0600 {spec.token} {spec.grafana_password}", f"chmod 0755 {spec.path}",
+    ])
+    return {
+        "image": f"{desc.image.name}-{base.stage}:latest",
+        "build": {"context": ".", "dockerfile": desc.image.dockerfile, "target": base.stage},
+        "command": ["sh", "-c", script],
+        "user": "0:0",                  # to give each file to its reader; no network, done in a second
+        "network_mode": "none",
+        "volumes": [f"{spec.volume}:{spec.path}"],
+        "restart": "no",
+        "logging": copy.deepcopy(COMPOSE_LOGGING),
+    }
+
+
 def render_compose(desc: Description) -> dict[str, Any]:
     where = compose_placement(desc)
-    services: dict[str, Any] = {}
+    secrets = desc.secrets
+    services: dict[str, Any] = {secrets.volume: secrets_service(desc)}
     for name, svc in desc.services.items():
         out: dict[str, Any] = {}
         healthcheck: dict[str, Any] = {}
@@ -325,16 +385,32 @@ def render_compose(desc: Description) -> dict[str, Any]:
                 out["command"] = service_args(desc, name, where)
         if svc.profiles:
             out["profiles"] = list(svc.profiles)
-        out["ports"] = [f"{svc.port}:{svc.port}"]
-        if svc.volumes or svc.files:
+        out["ports"] = [f"{secrets.publish_address}:{svc.port}:{svc.port}"]
+        reads_secret = (svc.is_halo and svc.protocol == "grpc") or name == "grafana"
+        if reads_secret:
+            if svc.is_halo:
+                out["environment"][f"{svc.env_prefix}AUTH_TOKEN_FILE"] = f"{secrets.path}/{secrets.token}"
+            else:
+                out["environment"] = {"GF_SECURITY_ADMIN_PASSWORD__FILE": f"{secrets.path}/{secrets.grafana_password}"}
+        if svc.volumes or svc.files or reads_secret:
             out["volumes"] = [f"{v}:{desc.volumes[v]}" for v in svc.volumes]
             out["volumes"] += [f"./{f.rendered}:{f.path}:ro" for f in svc.files.values()]
-        if svc.depends_on:
-            out["depends_on"] = {d: {"condition": "service_healthy"} for d in svc.depends_on}
+            if reads_secret:
+                out["volumes"].append(f"{secrets.volume}:{secrets.path}:ro")
+        if svc.depends_on or reads_secret:
+            out["depends_on"] = {secrets.volume: {"condition": "service_completed_successfully"}} if reads_secret else {}
+            out["depends_on"].update({d: {"condition": "service_healthy"} for d in svc.depends_on})
+        if svc.is_halo:
+            out["init"] = True   # tini as PID 1: Chromium's exited helpers are reaped, signals forwarded
+        resources: dict[str, Any] = {}
+        if svc.kubernetes.memory_limit:   # the Kubernetes limit and its sizing (no CPU cap: see the guide)
+            resources["limits"] = {"memory": compose_memory(svc.kubernetes.memory_limit)}
         if svc.gpu:
-            out["deploy"] = {"resources": {"reservations": {"devices": [
+            resources["reservations"] = {"devices": [
                 {"driver": "nvidia", "device_ids": [svc.gpu], "capabilities": ["gpu"]}
-            ]}}}
+            ]}
+        if resources:
+            out["deploy"] = {"resources": resources}
         for key, value in svc.compose.items():
             if key == "volumes":
                 out["volumes"] = [*out.get("volumes", []), *value]
@@ -344,13 +420,12 @@ def render_compose(desc: Description) -> dict[str, Any]:
                 out["environment"] = {**out.get("environment", {}), **value}
             else:
                 out[key] = value
-        out["healthcheck"] = {
-            "test": healthcheck.pop("test"), "interval": "10s", "timeout": "5s", "retries": 5, "start_period": "30s",
-            **healthcheck,
-        }
+        out["healthcheck"] = {"test": healthcheck.pop("test"), **COMPOSE_HEALTHCHECK, **healthcheck}
         out["restart"] = "unless-stopped"
+        out["logging"] = copy.deepcopy(COMPOSE_LOGGING)
         services[name] = out
-    return {"name": desc.project, "services": services, "volumes": {v: {} for v in desc.volumes}}
+    return {"name": desc.project, "services": services,
+            "volumes": {v: {} for v in (*desc.volumes, secrets.volume)}}
 
 
 # --------------------------------------------------------------------------------------------------

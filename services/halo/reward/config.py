@@ -40,7 +40,7 @@ class RewardSettings(ServiceSettings):
     reap_interval_s: float = Field(30.0, gt=0, description="how often expired episodes are swept")
     judge_target: str = Field("", description="policy gateway host:port for LLM-judge evals (none: FAILED_PRECONDITION)")
     judge_route: str = Field("", description="judge route name on the gateway (its default judge when empty)")
-    judge_token: str = Field("", description="bearer token for the gateway")
+    judge_token: str = Field("", description="bearer token for the gateway (none: the reward service's own auth token)")
     judge_tls_ca: str = Field("", description="PEM root certificate to trust: call the gateway over TLS")
     judge_timeout_s: float = Field(60.0, gt=0, description="deadline of one judge call")
     eval_concurrency: int = Field(4, ge=1, description="eval scripts run at the same time at most")

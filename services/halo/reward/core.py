@@ -123,7 +123,7 @@ class RewardCore:
         base = config if config is not None else load_config(settings.config)
         self.config = base.with_overrides(settings.overrides)   # run-wide overrides
         if judge is None and settings.judge_target:
-            judge = GatewayJudge(settings.judge_target, model=settings.judge_route, token=settings.judge_token,
+            judge = GatewayJudge(settings.judge_target, model=settings.judge_route, token=settings.judge_token or settings.auth_token,
                                  tls_ca=settings.judge_tls_ca, timeout_s=settings.judge_timeout_s)
         self.judge = judge
         self.strict_checks = load_checks()   # configs/strict_checks.yaml: a bad rule fails at start, not mid-run

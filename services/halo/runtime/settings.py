@@ -7,8 +7,10 @@ Values come from, in order: command-line flags (`--port 50051`), environment var
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
+from pathlib import Path
 from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
@@ -39,6 +41,10 @@ class ServiceSettings(BaseSettings):
     shutdown_grace_s: float = Field(10.0, description="seconds in-flight calls get to finish on shutdown")
     max_message_mb: int = Field(16, ge=1, description="largest gRPC message accepted or sent, in MiB")
     auth_token: str = Field("", description="when set, every call must carry 'authorization: Bearer <token>'")
+    auth_token_file: str = Field("", description="a file holding the token (a compose secret, a Kubernetes Secret volume); "
+                                                 "instead of --auth-token")
+    allow_unauthenticated: bool = Field(False, description="serve beyond loopback (--host) without a token: only on a "
+                                                           "network that nothing untrusted reaches")
     tls_cert: str = Field("", description="PEM certificate (chain) file: serve gRPC over TLS (needs --tls-key; metrics stay plain HTTP)")
     tls_key: str = Field("", description="PEM private key file of --tls-cert")
 
@@ -47,6 +53,20 @@ class ServiceSettings(BaseSettings):
         if bool(self.tls_cert) != bool(self.tls_key):
             missing, given = ("tls_key", "tls_cert") if self.tls_cert else ("tls_cert", "tls_key")
             raise ValueError(f"TLS needs both tls_cert and tls_key: {given} is set but {missing} is not")
+        return self
+
+    @model_validator(mode="after")
+    def _token(self) -> Self:
+        """The token from --auth-token-file; none at all is refused when the service binds beyond
+        loopback: anyone who reaches the port could drive its browsers or start jobs."""
+        if self.auth_token_file:
+            if self.auth_token:
+                raise ValueError("give the token once: --auth-token or --auth-token-file, not both")
+            self.auth_token = read_token(self.auth_token_file, "--auth-token-file")
+        if not self.auth_token and not self.allow_unauthenticated and not is_loopback(self.host):
+            raise ValueError(f"--host {self.host} serves beyond this machine without a token: set --auth-token or "
+                             "--auth-token-file (every call must then carry it), or --allow-unauthenticated on a "
+                             "network nothing untrusted reaches")
         return self
 
     @model_validator(mode="before")
@@ -121,6 +141,27 @@ class ServiceSettings(BaseSettings):
     @classmethod
     def service_name(cls) -> str:
         return cls.__name__.removesuffix("Settings").lower()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` keeps a port on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:   # a hostname: whatever it resolves to, assume it reaches beyond
+        return False
+
+
+def read_token(path: str, flag: str) -> str:
+    """A bearer token kept in a file (its only line, surrounding whitespace dropped)."""
+    try:
+        token = Path(path).read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"{flag} {path}: {exc.strerror or exc}") from None
+    if not token or len(token.splitlines()) != 1:
+        raise ValueError(f"{flag} {path}: the file must hold the token on one line")
+    return token
 
 
 def _deprecated(old: str, new: str) -> None:

@@ -16,7 +16,7 @@ class TrainerSettings(ServiceSettings):
     env_target: str = Field("127.0.0.1:50051", description="env service host:port, or a fleet of replicas: host:port,host:port or fleet://name:port (halo.client.fleet)")
     reward_target: str = Field("127.0.0.1:50052", description="reward service host:port")
     gateway_target: str = Field("127.0.0.1:50053", description="policy gateway host:port")
-    service_token: str = Field("", description="bearer token for calls to the other services")
+    service_token: str = Field("", description="bearer token for calls to the other services (none: the trainer's own auth token, one token for the deployment)")
     service_tls_ca: str = Field("", description="PEM root certificate to trust: call the other services over TLS")
     auto_resume: bool = Field(True, description="resume runs that were active when the service last stopped")
     # what a submitted local_lora run leaves empty (halo.trainer.defaults): the deployment's vLLM

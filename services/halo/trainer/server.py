@@ -110,7 +110,7 @@ class TrainerServicer(rpc.TrainerServiceServicer):
 
 def build_service(settings: TrainerSettings, *, resolver: TrainerResolver) -> ServiceSpec:
     targets = ServiceTargets(settings.env_target, settings.reward_target, settings.gateway_target,
-                             settings.service_token, settings.service_tls_ca)
+                             settings.service_token or settings.auth_token, settings.service_tls_ca)
     jobs = JobManager(Path(settings.runs_dir), targets, resolver, settings.auto_resume)
     return grpc_service("trainer", pb.DESCRIPTOR.services_by_name["TrainerService"], rpc.add_TrainerServiceServicer_to_server,
                         TrainerServicer(jobs, settings), jobs, on_start=jobs.start, on_stop=jobs.close)
