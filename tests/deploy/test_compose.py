@@ -101,7 +101,7 @@ def test_every_service_is_health_checked_started_in_order_and_keeps_its_data():
     mounts = {m["source"]: m["target"] for m in services["trainer"]["volumes"] if m["type"] == "volume"}
     assert mounts["runs"] == services["trainer"]["environment"]["HALO_TRAINER_RUNS_DIR"]  # checkpoints live in runs/<id>
     assert "trajectories" in mounts
-    assert services["vllm"]["profiles"] == ["gpu"]
+    assert services["vllm"]["profiles"][0] == "gpu"   # and every engines-N profile (several engines)
 
 
 def test_bind_mounted_files_exist_and_prometheus_scrapes_every_metrics_port():
@@ -135,7 +135,9 @@ def test_compose_gateway_reads_the_route_table_with_vllms_compose_address():
     for name, route in local_routes.items():
         expected = f"http://vllm:{services['vllm']['ports'][0]['target']}/v1" if name in vllm_routes else route.base_url
         assert compose_routes[name].base_url == expected
-        assert compose_routes[name].model_copy(update={"base_url": ""}) == route.model_copy(update={"base_url": ""})
+        assert compose_routes[name].discover_engines == (name in vllm_routes)   # every engine the name resolves to
+        same = {"base_url": "", "discover_engines": False}
+        assert compose_routes[name].model_copy(update=same) == route.model_copy(update=same)
 
 
 def test_render_fails_loudly_when_a_replaced_text_is_gone(monkeypatch):
@@ -261,6 +263,8 @@ def test_description_rejects_mistakes():
     assert "cycle" in invalid(lambda d: d["services"]["sites"].update(depends_on=["env"]))
     assert "unknown volume" in invalid(lambda d: d["services"]["trainer"]["volumes"].append("nope"))
     assert "Extra inputs" in invalid(lambda d: d["services"]["env"].update(helthcheck="x"))
+    assert "gpu_engines" in invalid(lambda d: d["services"]["env"].update(gpu_engines=4))     # no GPU to pin
+    assert "share a port" in invalid(lambda d: d["services"]["sites"].update(port=8003))   # vllm-3's host port
 
 
 def test_readme_documents_the_deployment_commands():
@@ -367,6 +371,55 @@ def test_the_gpu_profile_trains_local_lora_on_the_gpu_through_vllm_without_flags
     [device] = json.loads(compose_config("--profile", "gpu").stdout)["services"]["trainer-gpu"]["deploy"]["resources"][
         "reservations"]["devices"]
     assert device["device_ids"] == ["1"]
+
+
+def test_engines_n_runs_n_vllm_engines_each_on_its_own_gpu_all_behind_the_name_the_gateway_discovers():
+    """`--profile engines-N`: vllm and vllm-1 .. vllm-(N-1), engine i reserving GPU i alone, each
+    published on a host port of its own, every one answering to the name `vllm` (a network alias),
+    which the gateway's compose route resolves to every engine (discover_engines). Every engine
+    serves the same name with runtime LoRA and reads adapters at the trainer's path."""
+    from halo.policy.config import load_gateway_config
+
+    desc = deployspec.load()
+    most = desc.services["vllm"].gpu_engines
+    assert most >= 2
+    for count in (2, 4, most):
+        done = compose_config("--profile", "gpu", "--profile", deployspec.engine_profile(count))
+        assert done.returncode == 0, done.stderr
+        services = json.loads(done.stdout)["services"]
+        engines = {n: s for n, s in services.items() if n == "vllm" or n.startswith("vllm-")}
+        assert sorted(engines) == sorted(["vllm", *(f"vllm-{i}" for i in range(1, count))])
+        devices = {n: s["deploy"]["resources"]["reservations"]["devices"] for n, s in engines.items()}
+        assert devices == {n: [{"driver": "nvidia", "device_ids": [str(i)], "capabilities": ["gpu"]}]
+                           for i, n in enumerate(["vllm", *(f"vllm-{i}" for i in range(1, count))])}
+        assert len({p["published"] for s in engines.values() for p in s["ports"]}) == count   # one host port each
+        for name, engine in engines.items():
+            if name != "vllm":
+                assert engine["networks"]["default"]["aliases"] == ["vllm"]
+            flags = dict(f.split("=", 1) if "=" in f else (f, "") for f in engine["command"])
+            base = dict(f.split("=", 1) if "=" in f else (f, "") for f in engines["vllm"]["command"])
+            # the same engine everywhere but its share of the GPU: a copy has its GPU to itself
+            assert {k: v for k, v in flags.items() if k != "--gpu-memory-utilization"} == \
+                {k: v for k, v in base.items() if k != "--gpu-memory-utilization"}
+            assert flags["--gpu-memory-utilization"] == ("0.45" if name == "vllm" else "0.9")
+            assert "--enable-lora" in flags and int(flags["--max-loras"]) >= 3
+            assert engine["environment"]["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+            runs = next(m for m in engine["volumes"] if m["source"] == "runs")
+            assert runs["target"] == desc.volumes["runs"]                     # the trainer's adapter paths
+            assert "/health" in " ".join(engine["healthcheck"]["test"])
+    # without the gpu profile: the engines alone, no GPU trainer
+    services = json.loads(compose_config("--profile", deployspec.engine_profile(3)).stdout)["services"]
+    assert {"vllm", "vllm-1", "vllm-2"} <= set(services) and "trainer-gpu" not in services and "vllm-3" not in services
+    # the gateway's route: every address of `vllm`; `halo up`'s route table stays on one URL
+    gateway = services["gateway"]
+    mounted = next(m for m in gateway["volumes"] if m["target"] == gateway["environment"]["HALO_GATEWAY_CONFIG"])
+    route = {r.name: r for r in load_gateway_config(mounted["source"]).routes}["qwen3vl"]
+    assert route.base_url == "http://vllm:8000/v1" and route.discover_engines and route.several_engines
+    local = {r.name: r for r in load_gateway_config(REPO / "configs" / "gateway.yaml").routes}["qwen3vl"]
+    assert not local.discover_engines and not local.several_engines
+    # Prometheus scrapes every engine: its job resolves the same name
+    jobs = {j["job_name"]: j for j in yaml.safe_load((REPO / "deploy" / "prometheus" / "prometheus.yml").read_text())["scrape_configs"]}
+    assert jobs["vllm"]["dns_sd_configs"][0]["names"] == ["vllm"]
 
 
 def test_the_hf_token_is_passed_only_when_set(monkeypatch):

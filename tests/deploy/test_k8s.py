@@ -52,12 +52,15 @@ def user_overlay(where: Path, overlay: str, **extra: object) -> Path:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, list[dict]]:
-    """Both overlays, the cpu overlay with the KEDA component ("cpu+keda") and the gpu overlay with the
-    trainer on a GPU ("gpu+trainer-gpu")."""
+    """Both overlays, the cpu overlay with the KEDA component ("cpu+keda"), the gpu overlay with the
+    trainer on a GPU ("gpu+trainer-gpu") and the gpu overlay with three vLLM engines ("gpu+engines",
+    as the Kubernetes guide says to write it)."""
     out = {overlay: kustomize(overlay) for overlay in OVERLAYS}
     out["cpu+keda"] = kustomize(user_overlay(tmp_path_factory.mktemp("keda"), "cpu", components=["components/keda"]))
     out["gpu+trainer-gpu"] = kustomize(user_overlay(tmp_path_factory.mktemp("trainer-gpu"), "gpu",
                                                     components=["components/trainer-gpu"]))
+    out["gpu+engines"] = kustomize(user_overlay(tmp_path_factory.mktemp("engines"), "gpu",
+                                                replicas=[{"name": "vllm", "count": 3}]))
     return out
 
 
@@ -224,6 +227,37 @@ def test_the_overlays_differ_where_they_should(built):
     assert gateway_cpu["HALO_GATEWAY_ONLY_ROUTES"] == '["embedded"]' and "HALO_GATEWAY_ONLY_ROUTES" not in gateway_gpu
     routes = by_kind(gpu, "ConfigMap")["gateway-config"]["data"]["gateway.yaml"]
     assert "base_url: http://vllm:8000/v1" in routes
+
+
+def test_vllm_engines_are_replicas_behind_a_headless_service_the_gateway_route_discovers(built):
+    """More engines = the Deployment's replicas: one GPU each, the name vllm resolving to every ready
+    pod (headless, not-ready pods left out), a PodDisruptionBudget that lets one go at a time, a
+    rollout that needs no spare GPU, and adapters read from the RWX runs claim at the trainer's path."""
+    objects = built["gpu+engines"]
+    vllm = by_kind(objects, "Deployment")["vllm"]
+    assert vllm["spec"]["replicas"] == 3
+    assert vllm["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
+    engine = container(vllm)
+    assert engine["resources"]["requests"]["nvidia.com/gpu"] == engine["resources"]["limits"]["nvidia.com/gpu"] == 1
+    assert engine["readinessProbe"]["httpGet"]["path"] == "/health"
+    service = by_kind(objects, "Service")["vllm"]["spec"]
+    assert service["clusterIP"] == "None" and service["publishNotReadyAddresses"] is False
+    assert by_kind(objects, "PodDisruptionBudget")["vllm"]["spec"] == {
+        "maxUnavailable": 1, "selector": {"matchLabels": {"app.kubernetes.io/name": "vllm"}}}
+    args = dict(a.split("=", 1) if "=" in a else (a, "") for a in engine["args"])
+    assert args["--served-model-name"] == "qwen3-vl" and "--enable-lora" in args and int(args["--max-loras"]) >= 3
+    env = {e["name"]: e.get("value") for e in engine["env"]}
+    assert env["VLLM_ALLOW_RUNTIME_LORA_UPDATING"] == "True"
+    runs = next(m for m in engine["volumeMounts"] if m["name"] == "runs")
+    trainer = {m["name"]: m["mountPath"] for m in container(by_kind(objects, "Deployment")["trainer"])["volumeMounts"]}
+    assert runs["mountPath"] == trainer["runs"]
+    assert by_kind(objects, "PersistentVolumeClaim")["runs"]["spec"]["accessModes"] == ["ReadWriteMany"]
+    routes = by_kind(objects, "ConfigMap")["gateway-config"]["data"]["gateway.yaml"]
+    route = next(r for r in yaml.safe_load(routes.split("\n", 1)[1])["routes"] if r["name"] == "qwen3vl")
+    assert route["base_url"] == "http://vllm:8000/v1" and route["discover_engines"] is True
+    # everything but the replica count is the gpu overlay's
+    plain = by_kind(built["gpu"], "Deployment")["vllm"]
+    assert {**vllm, "spec": {**vllm["spec"], "replicas": 1}} == plain
 
 
 # --- policy: a maintained checker (checkov, PyPI; its own venv: scripts/setup_checkov.sh) ----------

@@ -137,6 +137,13 @@ class ServiceSpec(_Strict):
     local_binary: str = ""                # third-party service that `halo up` runs when found on PATH
     profiles: list[str] = Field(default_factory=list)
     gpu: str = ""                         # GPU device id(s) reserved in compose
+    # compose: up to this many engines of the service on one machine, one GPU each. Profile
+    # engines-K runs K of them: the service itself (on `gpu`) and copies NAME-1 .. NAME-(K-1), copy i
+    # on GPU i and published on port+i, every copy also answering to NAME (a network alias), so a
+    # client that resolves NAME (the gateway's discover_engines) finds every engine. 0: one engine.
+    gpu_engines: int = Field(0, ge=0)
+    # the copies' `${VAR:-default}` in args take these defaults instead (each copy has a GPU of its own)
+    engine_defaults: dict[str, str] = Field(default_factory=dict)
     files: dict[str, FileSpec] = Field(default_factory=dict)  # {config:NAME} placeholders
     compose: dict[str, Any] = Field(default_factory=dict)  # extra compose keys, merged last
     kubernetes: KubeSpec = KubeSpec()     # deploy/k8s/
@@ -151,7 +158,13 @@ class ServiceSpec(_Strict):
             raise ValueError("a gRPC service names its grpc_service for health checks")
         if self.protocol == "http" and not self.health:
             raise ValueError("an HTTP service names its health path")
+        if self.gpu_engines and (self.gpu_engines < 2 or not self.gpu):
+            raise ValueError("gpu_engines is a count of at least 2, for a service pinned to a GPU (`gpu`)")
         return self
+
+    def engine_ports(self) -> list[int]:
+        """The host ports compose publishes the copies of a service with gpu_engines on (port+1, ...)."""
+        return [self.port + i for i in range(1, self.gpu_engines)]
 
     @property
     def is_halo(self) -> bool:
@@ -202,7 +215,7 @@ class Description(_Strict):
                     if "." in ref and ref.split(".")[0] not in names:
                         raise ValueError(f"service {name!r}: unknown service in {{{ref}}}")
         self.start_order()  # raises on cycles
-        ports = [p for s in self.services.values() for p in (s.port, s.metrics_port) if p is not None]
+        ports = [p for s in self.services.values() for p in (s.port, s.metrics_port, *s.engine_ports()) if p is not None]
         if len(ports) != len(set(ports)):
             raise ValueError("two services share a port")
         return self
@@ -424,8 +437,43 @@ def render_compose(desc: Description) -> dict[str, Any]:
         out["restart"] = "unless-stopped"
         out["logging"] = copy.deepcopy(COMPOSE_LOGGING)
         services[name] = out
+        services.update(engine_copies(desc, name, out))
     return {"name": desc.project, "services": services,
             "volumes": {v: {} for v in (*desc.volumes, secrets.volume)}}
+
+
+def _compose_default(arg: str, defaults: dict[str, str]) -> str:
+    """`${VAR:-x}` -> `${VAR:-defaults[VAR]}` (still the user's value when VAR is set)."""
+    return re.sub(r"\$\{([A-Z_]+):-([^}]*)\}", lambda m: f"${{{m.group(1)}:-{defaults.get(m.group(1), m.group(2))}}}", arg)
+
+
+def engine_profile(count: int) -> str:
+    """The compose profile that runs `count` engines of a service with gpu_engines."""
+    return f"engines-{count}"
+
+
+def engine_copies(desc: Description, name: str, engine: dict[str, Any]) -> dict[str, Any]:
+    """The copies of a service with gpu_engines (rendered as `engine`, which joins every engines-K
+    profile): copy i is in profiles engines-(i+1) .. engines-N, reserves GPU i alone (one
+    `count: 1` reservation per replica of `--scale` would give every replica the same first GPU),
+    publishes port+i on the host (one engine reached at a time) and answers to the service's name
+    too, so the name resolves to every engine that runs."""
+    svc = desc.services[name]
+    if not svc.gpu_engines:
+        return {}
+    profiles = [engine_profile(k) for k in range(2, svc.gpu_engines + 1)]
+    engine["profiles"] = [*engine.get("profiles", []), *profiles]
+    copies: dict[str, Any] = {}
+    for i, host_port in enumerate(svc.engine_ports(), start=1):
+        out = copy.deepcopy(engine)
+        out["profiles"] = profiles[i - 1:]
+        out["ports"] = [f"{desc.secrets.publish_address}:{host_port}:{svc.port}"]
+        out["deploy"]["resources"]["reservations"]["devices"][0]["device_ids"] = [str(i)]
+        out["networks"] = {"default": {"aliases": [name]}}
+        if "command" in out:
+            out["command"] = [_compose_default(a, svc.engine_defaults) for a in out["command"]]
+        copies[f"{name}-{i}"] = out
+    return copies
 
 
 # --------------------------------------------------------------------------------------------------
@@ -496,6 +544,8 @@ def rendered_files(desc: Description | None = None) -> dict[Path, str]:
     compose_header = _GENERATED + (
         "# docker compose up                 sites, env, reward, gateway, trainer, prometheus, grafana\n"
         "# docker compose --profile gpu up   ... and vLLM on the GPU (HALO_VLLM_GPU, default 0)\n"
+        "# docker compose --profile gpu --profile engines-N up   ... N vLLM engines, engine i on GPU i,\n"
+        "#                                   all behind the gateway's vLLM route (docs/guides/deployment-compose.md)\n"
     )
     return {
         COMPOSE_PATH: _dump(render_compose(desc), compose_header),

@@ -7,7 +7,8 @@
                                CPU HorizontalPodAutoscaler
     deploy/k8s/components/keda optional (KEDA installed): the env fleet scales on session demand
     deploy/k8s/overlays/cpu/   base, gateway serving only the embedded policy
-    deploy/k8s/overlays/gpu/   base + vLLM on one nvidia.com/gpu of the GPU node pool
+    deploy/k8s/overlays/gpu/   base + vLLM engines (one nvidia.com/gpu each) behind a headless
+                               Service, which the gateway's vLLM route resolves to every ready engine
 
 The env service is a fleet: a Deployment behind a headless Service, so `fleet://env:50051`
 resolves to every ready pod and halo.client.fleet places and pins sessions (no load balancer). A
@@ -252,15 +253,22 @@ def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, 
         } for v in svc.volumes]
     elif svc.volumes and not kube.fleet:
         spec["strategy"] = {"type": "Recreate"}   # a ReadWriteOnce claim cannot be held by two pods at once
+    elif kube.fleet and kube.gpus:
+        # one pod at a time, replaced in place: no surge pod waiting for a GPU the pool may not have,
+        # and the other engines serve meanwhile
+        spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
     meta = _meta(name)
     if name in _SERVICE_ACCOUNTS:   # the policy checker's own way to record a deliberate exception
         meta["annotations"] = {"checkov.io/skip1": "CKV_K8S_38=this pod calls the Kubernetes API with its token"}
     objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": meta, "spec": spec}]
     ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["name"]} for p in container["ports"]]
-    if name == "env":
-        # headless: the name resolves to every ready pod; the fleet client does the placing
+    if kube.fleet:
+        # headless: the name resolves to every ready pod (and only those: a pod that is starting or
+        # draining is not in the answer); the client does the placing (env: halo.client.fleet;
+        # vLLM: the gateway's route, discover_engines)
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(name),
-                        "spec": {"clusterIP": "None", "selector": {_APP: name}, "ports": ports}})
+                        "spec": {"clusterIP": "None", "publishNotReadyAddresses": False,
+                                 "selector": {_APP: name}, "ports": ports}})
     elif kube.workload == "StatefulSet":
         # the governing headless Service (one DNS name per replica), and one for the whole set
         objects.append({"apiVersion": "v1", "kind": "Service", "metadata": _meta(f"{name}-pods"),
@@ -505,6 +513,7 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     out[K8S_ROOT / "overlays" / "gpu" / "vllm.yaml"] = _dump_all(gpu_objects, _sizing_note(desc, gpu_names))
     out[K8S_ROOT / "overlays" / "gpu" / "kustomization.yaml"] = _HEADER + (
         "# kubectl apply -k deploy/k8s/overlays/gpu: base + vLLM on one nvidia.com/gpu of the GPU node pool\n"
+        "# (more engines, one GPU each: `replicas: [{name: vllm, count: N}]` in an overlay of your own)\n"
     ) + yaml.safe_dump({
         "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
         "namespace": desc.kubernetes.namespace, "resources": ["../../base", "vllm.yaml"],
