@@ -1,7 +1,7 @@
 """A vLLM route served by several engines: one route, requests spread, adapters on every engine.
 
 A route whose `base_url` is a list (or that sets `discover_engines`: every address the host
-resolves to is one engine, as compose `--scale vllm=N` and a Kubernetes headless Service
+resolves to is one engine, as compose's `engines-N` profiles and a Kubernetes headless Service
 publish them) samples from all of them as one backend:
 
 - routing: each request goes to the engine in rotation with the fewest requests outstanding
@@ -114,6 +114,7 @@ class VllmEngines(Backend):
         self._adapter_in_flight: dict[str, int] = {}
         self._unloading: set[str] = set()
         self._retired: list[Engine] = []          # gone from DNS, closed once idle
+        self._discovery_failing = ""              # the last lookup error while it lasts: logged once, not each refresh
         self._rng = random.Random()
         self._task: asyncio.Task | None = None
         if not route.discover_engines:
@@ -154,8 +155,15 @@ class VllmEngines(Backend):
             try:
                 infos = await loop.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
             except OSError as exc:   # keep the table as it is: a DNS hiccup is no reason to drop engines
-                log.warning("engine discovery failed", route=self.route.name, host=parts.hostname, error=str(exc))
+                # once per outage (a stack without vLLM, say compose without its gpu profile, would
+                # otherwise log it every refresh); a later success logs the recovery
+                if self._discovery_failing != str(exc):
+                    log.warning("engine discovery failed", route=self.route.name, host=parts.hostname, error=str(exc))
+                self._discovery_failing = str(exc)
                 return
+            if self._discovery_failing:
+                log.info("engine discovery answers again", route=self.route.name, host=parts.hostname)
+                self._discovery_failing = ""
             found += [u for u in resolved_urls(url, [info[4][0] for info in infos]) if u not in found]
         for url in found:
             if url not in self.engines:
