@@ -4,16 +4,29 @@ exit code 2."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from halo.cli.serve import main as serve
 
+HALO = Path(sys.executable).parent / "halo"
+
 
 def refusal(capsys, argv: list[str]) -> list[str]:
+    """A refusal of the settings themselves (before anything runs), in this process."""
     assert serve(argv) == 2
     return capsys.readouterr().err.strip().splitlines()
+
+
+def refusal_at_start(argv: list[str]) -> list[str]:
+    """A refusal of what the settings name (a route file), found as the service starts: a process of
+    its own, as a user runs it (starting sets up logging and an event loop, process-wide)."""
+    done = subprocess.run([str(HALO), "serve", *argv], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done
+    return done.stderr.strip().splitlines()
 
 
 def test_a_bad_value_names_its_flag_and_variable(capsys, monkeypatch):
@@ -24,8 +37,8 @@ def test_a_bad_value_names_its_flag_and_variable(capsys, monkeypatch):
     assert line.startswith("halo serve reward: --port (HALO_REWARD_PORT): ")
 
 
-def test_unknown_routes_are_refused_with_the_routes_the_table_has(capsys):
-    assert refusal(capsys, ["gateway", "--metrics-port", "-1", "--only-routes", "nope"]) == [
+def test_unknown_routes_are_refused_with_the_routes_the_table_has():
+    assert refusal_at_start(["gateway", "--metrics-port", "-1", "--only-routes", "nope"]) == [
         "halo serve gateway: --only-routes names routes the table does not have: nope "
         "(it has: embedded, qwen3vl, qwen3vl-tinker, gpt)"]
 
@@ -36,9 +49,9 @@ def test_unknown_routes_are_refused_with_the_routes_the_table_has(capsys):
     ("routes: [{name: x, backend: embedded", "not valid YAML"),
     (None, "No such file or directory"),
 ])
-def test_a_broken_route_file_is_one_line_naming_the_file_and_the_place(capsys, tmp_path: Path, text, said):
+def test_a_broken_route_file_is_one_line_naming_the_file_and_the_place(tmp_path: Path, text, said):
     path = tmp_path / "routes.yaml"
     if text is not None:
         path.write_text(text)
-    [line] = refusal(capsys, ["gateway", "--metrics-port", "-1", "--config", str(path)])
+    [line] = refusal_at_start(["gateway", "--metrics-port", "-1", "--config", str(path)])
     assert line.startswith(f"halo serve gateway: --config {path}: ") and said in line, line

@@ -31,6 +31,7 @@ class Rollout:
     summary: rpb.EndEpisodeResponse | None = None
     state: dict = field(default_factory=dict)
     final_message: str = ""
+    env_failure: str = ""     # the env failed the episode (infrastructure): not scored, see rollout_until_whole
 
     @property
     def shaped_return(self) -> float:
@@ -65,6 +66,9 @@ async def run_rollout(env: EnvClient, reward: RewardClient, task_id: str, polici
                 out.breakdowns.append(await reward.score_transition(sid, index, None, before, before, action_ok=False))
                 continue
             result = await env.step(sid, action, observation=TEXT_ONLY)
+            if result.env_failure:   # the env closed the session: nothing of this episode is the task's outcome
+                out.env_failure = result.env_failure_reason or "environment failure"
+                return out
             obs = result.observation
             after = page_state(obs, (await env.get_state(sid)).state_json)
             out.breakdowns.append(await reward.score_transition(
@@ -79,5 +83,17 @@ async def run_rollout(env: EnvClient, reward: RewardClient, task_id: str, polici
         out.evaluation = await reward.evaluate(task_id, final.state_json, final.final_message, episode_id=sid)
         out.summary = await reward.end_episode(sid)
     finally:
-        await env.close_session(sid)
+        if not out.env_failure:
+            await env.close_session(sid)
     return out
+
+
+async def rollout_until_whole(env: EnvClient, reward: RewardClient, task_id: str, make_policies: Callable[[], Sequence[Policy]],
+                              attempts: int = 3) -> Rollout:
+    """run_rollout again (fresh policies) while the env fails the episode, as `halo tasks verify`
+    does: an environment failure (a browser too slow under load) is never the policy's outcome."""
+    for _ in range(attempts):
+        rollout = await run_rollout(env, reward, task_id, make_policies())
+        if not rollout.env_failure:
+            return rollout
+    raise AssertionError(f"{task_id}: {attempts} attempts in a row ended in environment failures: {rollout.env_failure}")

@@ -15,7 +15,7 @@ from halo.errors import InvalidArgument, NotFound
 from halo.sites.registry import REPLICA_TYPES
 from halo.v1 import common_pb2 as cpb
 from tests.reward.agisdk_direct import agisdk_verdict
-from tests.reward.rollouts import oracle_policy, run_rollout
+from tests.reward.rollouts import oracle_policy, rollout_until_whole, run_rollout
 
 
 def oracle_tasks() -> list[str]:
@@ -49,9 +49,9 @@ async def test_oracle_earns_more_than_noop_and_matches_agisdk(env, reward, task_
     task = default_registry().get(task_id)
     oracle_steps, _wrong = next((r.oracles.get(task_id), None) for r in REPLICA_TYPES if r.site_id == task.site)
     oracle, noop, aimless = await asyncio.gather(   # three sessions of their own: run them at once
-        run_rollout(env, reward, task_id, oracle_policy(oracle_steps)),
-        run_rollout(env, reward, task_id, noop_policy()),
-        run_rollout(env, reward, task_id, aimless_policy(seed=7)),
+        rollout_until_whole(env, reward, task_id, lambda: oracle_policy(oracle_steps)),
+        rollout_until_whole(env, reward, task_id, noop_policy),
+        rollout_until_whole(env, reward, task_id, lambda: aimless_policy(seed=7)),
     )
 
     assert oracle.evaluation.success and oracle.evaluation.score == 1.0 and oracle.evaluation.success_strict

@@ -52,7 +52,7 @@ def test_the_token_from_a_file(tmp_path: Path):
         TrainerSettings(auth_token_file=str(tmp_path / "absent"))
 
 
-def test_one_token_per_deployment_the_callers_send_their_own_by_default(tmp_path: Path, monkeypatch):
+async def test_one_token_per_deployment_the_callers_send_their_own_by_default(tmp_path: Path, monkeypatch):
     path = tmp_path / "token"
     path.write_text("deployment-token")
     monkeypatch.setenv("HALO_TRAINER_AUTH_TOKEN_FILE", str(path))
@@ -63,6 +63,7 @@ def test_one_token_per_deployment_the_callers_send_their_own_by_default(tmp_path
     from halo.reward.core import RewardCore
     from halo.tasks.registry import default_registry
 
+    # (an async test: the reward core opens its judge's grpc.aio channel on the running loop)
     core = RewardCore(RewardSettings(auth_token="deployment-token", judge_target="127.0.0.1:1"), default_registry())
     assert core.judge._metadata == (("authorization", "Bearer deployment-token"),)
 

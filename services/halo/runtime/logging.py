@@ -8,6 +8,17 @@ import sys
 import structlog
 
 
+class _CurrentStderr:
+    """sys.stderr as it is at each write: whatever replaces it after logging is set up (a daemon's
+    redirect, a test harness's capture) gets the lines, and no logger keeps a closed stream."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str = "info", fmt: str = "console") -> None:
     renderer = structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
     structlog.configure(
@@ -19,7 +30,7 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelName(level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_CurrentStderr()),
         cache_logger_on_first_use=False,
     )
 
