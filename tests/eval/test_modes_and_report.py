@@ -123,19 +123,10 @@ def test_success_flag_sets_the_strict_weight_only_for_strict():
 def test_a_tinker_run_folder_evaluates_its_last_sampler_weights_on_the_tinker_route(tmp_path):
     """`halo eval --adapter runs/<tinker run>`: the run's checkpoints (as the Tinker trainer writes
     them) name their weights on Tinker; the last one's sampler path is loaded on qwen3vl-tinker."""
-    import json
+    from tests.tinker.fakes import tinker_run_folder
 
-    from halo.trainers.tinker_train import CHECKPOINTS_FILE, save_tinker_checkpoint
-
-    run, log_path = tmp_path / "run", tmp_path / "run" / "tinker"
-    log_path.mkdir(parents=True)
-    records = [{"batch": s, "name": f"{s:06d}", "state_path": f"tinker://m/weights/{s}", "sampler_path": f"tinker://m/sampler/{s}"}
-               for s in (1, 2)]
-    (log_path / CHECKPOINTS_FILE).write_text("".join(json.dumps(r) + "\n" for r in records))
-    for step in (1, 2):
-        folder = run / "checkpoints" / f"step-{step:06d}"
-        folder.mkdir(parents=True)
-        save_tinker_checkpoint(log_path, step, "Qwen/Qwen3-VL-30B-A3B-Instruct", folder)
+    run = tmp_path / "run"
+    tinker_run_folder(run, recorded=[1, 2], checkpointed=[1, 2])
 
     resolved = resolve_mode("qwen3vl_grpo", adapter_path=str(run))
     assert (resolved.route, resolved.adapter_path) == ("qwen3vl-tinker", "tinker://m/sampler/2")
@@ -143,7 +134,6 @@ def test_a_tinker_run_folder_evaluates_its_last_sampler_weights_on_the_tinker_ro
     assert one.adapter_path == "tinker://m/sampler/1"
     assert resolve_mode("qwen3vl_grpo", route="my-tinker", adapter_path=str(run)).route == "my-tinker"   # --route wins
 
-    (run / "checkpoints" / "step-000003").mkdir()
-    save_tinker_checkpoint(log_path, 3, "Qwen/Qwen3-VL-30B-A3B-Instruct", run / "checkpoints" / "step-000003")
+    tinker_run_folder(run, recorded=[1, 2], checkpointed=[3])
     with pytest.raises(ValueError, match="records no sampler weights"):   # step 3 has no record on Tinker
         resolve_mode("qwen3vl_grpo", adapter_path=str(run))

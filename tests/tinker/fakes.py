@@ -306,3 +306,20 @@ class FakeGatewaySdk:
         client = self.service.sampling_client(model_path or base_model or "")
         self.created.append((model_path or base_model or "", client))
         return client
+
+
+def tinker_run_folder(run: Path, recorded: list[int], checkpointed: list[int]) -> None:
+    """A run folder as the Tinker trainer leaves it: the cookbook's checkpoint records of the
+    `recorded` steps (weights at tinker://m/weights/N, sampler weights at tinker://m/sampler/N)
+    and the host's checkpoints of the `checkpointed` steps (save_tinker_checkpoint's tinker.json)."""
+    from halo.trainers.tinker_train import CHECKPOINTS_FILE, save_tinker_checkpoint, write_records
+
+    log_path = run / "tinker"
+    log_path.mkdir(parents=True, exist_ok=True)
+    write_records(log_path / CHECKPOINTS_FILE, [
+        {"batch": s, "name": f"{s:06d}", "state_path": f"tinker://m/weights/{s}", "sampler_path": f"tinker://m/sampler/{s}"}
+        for s in recorded])
+    for step in checkpointed:
+        folder = run / "checkpoints" / f"step-{step:06d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        save_tinker_checkpoint(log_path, step, "Qwen/Qwen3-VL-30B-A3B-Instruct", folder)

@@ -6,7 +6,6 @@ and live by tests/tinker/test_live.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -38,7 +37,7 @@ def test_the_quickstart_says_what_the_key_is_and_runs_halo_train_then_halo_eval(
 
 
 def test_without_a_key_train_is_refused_before_it_starts_and_eval_names_the_tinker_route(tmp_path: Path):
-    from halo.trainers.tinker_train import CHECKPOINTS_FILE, save_tinker_checkpoint
+    from tests.tinker.fakes import tinker_run_folder
 
     train, evaluate = quickstart_commands()[2:]
     refused = run_as_written(train, tmp_path)
@@ -48,13 +47,7 @@ def test_without_a_key_train_is_refused_before_it_starts_and_eval_names_the_tink
     assert not (tmp_path / "runs").exists()   # nothing started, nothing written
 
     # RUN_ID as the Tinker trainer leaves it: checkpoints that name their weights on Tinker
-    log_path = tmp_path / "runs" / "RUN_ID" / "tinker"
-    log_path.mkdir(parents=True)
-    (log_path / CHECKPOINTS_FILE).write_text(json.dumps(
-        {"batch": 1, "name": "000001", "state_path": "tinker://m/weights/1", "sampler_path": "tinker://m/sampler/1"}) + "\n")
-    checkpoint = tmp_path / "runs" / "RUN_ID" / "checkpoints" / "step-000001"
-    checkpoint.mkdir(parents=True)
-    save_tinker_checkpoint(log_path, 1, "Qwen/Qwen3-VL-30B-A3B-Instruct", checkpoint)
+    tinker_run_folder(tmp_path / "runs" / "RUN_ID", recorded=[1], checkpointed=[1])
     evaluated = run_as_written(evaluate, tmp_path)
     assert evaluated.returncode == 2, evaluated
     said = " ".join((evaluated.stdout + evaluated.stderr).split())

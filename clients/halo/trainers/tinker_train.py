@@ -225,7 +225,8 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+def write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    """The cookbook's checkpoints.jsonl, replaced whole (written beside it, then renamed)."""
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r) + "\n" for r in records))
     os.replace(tmp, path)
@@ -245,7 +246,7 @@ def sync_cookbook_checkpoints(log_path: Path, start_step: int, last_checkpoint: 
     if not any(int(r.get("batch", -1)) == start_step and r.get("state_path") for r in records):
         raise FailedPrecondition(f"cannot resume at step {start_step}: no Tinker checkpoint recorded for it in {path}")
     log_path.mkdir(parents=True, exist_ok=True)
-    _write_records(path, records)
+    write_records(path, records)
 
 
 def save_tinker_checkpoint(log_path: Path, step: int, model_name: str, folder: Path) -> None:
