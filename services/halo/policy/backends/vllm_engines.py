@@ -282,9 +282,7 @@ class VllmEngines(Backend):
                 except TransientBackendError as exc:
                     last = exc
                     failed.append(f"{engine.url}: {exc}")
-                    engine.errors += 1
-                    metrics.ENGINE_ERRORS.labels(self.route.name, engine.label).inc()
-                    self._take_out(engine, str(exc))
+                    self._call_failed(engine, str(exc))
                     continue
                 except NotFound:
                     if not adapter or adapter not in self.adapters:
@@ -292,9 +290,7 @@ class VllmEngines(Backend):
                     # the route's adapter is missing there: the engine restarted since it loaded it
                     last = TransientBackendError(f"has lost adapter {adapter!r}")
                     failed.append(f"{engine.url}: lost adapter {adapter!r}")
-                    engine.errors += 1
-                    metrics.ENGINE_ERRORS.labels(self.route.name, engine.label).inc()
-                    self._take_out(engine, f"lost adapter {adapter!r}")
+                    self._call_failed(engine, f"lost adapter {adapter!r}")
                     engine.adapters.clear()
                     continue
                 finally:
@@ -317,6 +313,12 @@ class VllmEngines(Backend):
                                    f"{self.route.timeout_s:g}s: {'; '.join(failed)}")
         raise Unavailable(f"route {self.route.name!r}: {tries} attempt(s) failed: {'; '.join(failed)}; "
                           f"engines: {self.describe()}")
+
+    def _call_failed(self, engine: Engine, reason: str) -> None:
+        """A call found `engine` failing: counted, and the engine out of rotation until a probe brings it back."""
+        engine.errors += 1
+        metrics.ENGINE_ERRORS.labels(self.route.name, engine.label).inc()
+        self._take_out(engine, reason)
 
     async def sample(self, prompt: Prompt | None, ctx: PolicyContext | None, params: SampleParams,
                      adapter: str | None) -> BackendResult:
