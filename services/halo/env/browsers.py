@@ -21,10 +21,9 @@ from halo.runtime.logging import get_logger
 
 log = get_logger("halo.env.browsers")
 
-# Flags for headless Chromium in containers and offline machines (no sandbox as root, no
-# background traffic that a closed network would refuse, no GPU).
+# Flags for headless Chromium in containers and offline machines (no background traffic that a
+# closed network would refuse, no GPU). The sandbox is a setting of its own (`sandbox_enabled`).
 CHROMIUM_ARGS = [
-    "--no-sandbox",
     "--disable-gpu",
     "--disable-dev-shm-usage",
     "--disable-background-networking",
@@ -35,6 +34,14 @@ CHROMIUM_ARGS = [
     "--hide-scrollbars",
     "--mute-audio",
 ]
+
+
+def sandbox_enabled(setting: str) -> bool:
+    """Whether Chromium runs with its sandbox: `on`/`off` as set; `auto` is on except as root, where
+    Chromium refuses to start sandboxed ("Running as root without --no-sandbox is not supported")."""
+    if setting == "auto":
+        return os.geteuid() != 0
+    return setting == "on"
 
 
 def find_chromium(explicit: str = "") -> str | None:
@@ -63,6 +70,7 @@ class BrowserPool:
     count: int = 1
     executable: str | None = None
     headless: bool = True
+    sandbox: bool = False
     restarts: int = 0
     _playwright: Playwright | None = None
     _slots: list[BrowserSlot] = field(default_factory=list)
@@ -74,16 +82,24 @@ class BrowserPool:
         self._playwright = await async_playwright().start()
         for index in range(self.count):
             self._slots.append(await self._launch(index))
-        log.info("browser pool started", browsers=self.count, executable=self.executable or "playwright")
+        log.info("browser pool started", browsers=self.count, executable=self.executable or "playwright",
+                 sandbox=self.sandbox)
 
     async def _launch(self, index: int) -> BrowserSlot:
         assert self._playwright is not None
         try:
+            # chromium_sandbox=False makes Playwright add --no-sandbox; True launches with the sandbox.
             browser = await self._playwright.chromium.launch(
-                executable_path=self.executable, headless=self.headless, args=CHROMIUM_ARGS
+                executable_path=self.executable, headless=self.headless, args=CHROMIUM_ARGS,
+                chromium_sandbox=self.sandbox,
             )
         except Exception as exc:  # launch errors are environment failures, with the reason
-            raise Unavailable(f"cannot launch Chromium ({self.executable or 'playwright build'}): {exc}") from exc
+            hint = ""
+            if self.sandbox:
+                hint = (" (the sandbox is on: it needs a non-root user and user namespaces, which Docker's and "
+                        "Kubernetes' default seccomp profiles refuse; run with deploy/seccomp/chromium.json, or set "
+                        "HALO_ENV_CHROMIUM_SANDBOX=off where another boundary contains the browser)")
+            raise Unavailable(f"cannot launch Chromium ({self.executable or 'playwright build'}): {exc}{hint}") from exc
         slot = BrowserSlot(index=index, generation=next(self._generations), browser=browser)
         browser.on("disconnected", lambda _b: self._on_disconnected(slot))
         return slot

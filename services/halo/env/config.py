@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
@@ -58,6 +58,13 @@ class EnvSettings(ServiceSettings):
     sites_url: str = Field("http://127.0.0.1:8100", description="base URL of the sites server (local replicas)")
     allow_remote: bool = Field(False, description="allow sessions on the remote REAL sites (needs internet)")
     chromium_path: str = Field("", description="Chromium binary; Playwright's own, else `chromium` on PATH, when empty")
+    chromium_sandbox: Literal["auto", "on", "off"] = Field(
+        "auto",
+        description="Chromium's own sandbox (renderers in user namespaces, under its seccomp-bpf filter): `on` "
+        "needs a non-root user and a seccomp profile that allows user namespaces (deploy/seccomp/chromium.json; "
+        "Docker's and Kubernetes' default profiles refuse them); `off` passes --no-sandbox; `auto` is on unless "
+        "the service runs as root, where Chromium refuses to sandbox",
+    )
     headless: bool = Field(True, description="run Chromium headless")
     viewport_width: int = Field(1280, description="viewport width in CSS pixels")
     viewport_height: int = Field(720, description="viewport height in CSS pixels")
