@@ -4,7 +4,9 @@ OpenAPI schemas of a pinned Kubernetes version (kubernetes-validate, strict: unk
 KEDA's ScaledObject is a CRD those schemas do not know: it is checked against the schema in
 tests/deploy/schemas/ (the fields we use, from KEDA's CRD), not skipped. KEDA is optional: the
 overlays scale the env fleet with a CPU HPA, and the `keda` component (built here into an overlay
-of its own, as a user would) swaps it for the ScaledObject."""
+of its own, as a user would) swaps it for the ScaledObject. The containment components
+(chromium-sandbox, gvisor) are built the same way; the env account's admission policy is evaluated
+in test_k8s_admission.py."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from halo.cli import deployspec, k8s
 from .conftest import REPO, halo
 
 OVERLAYS = ("cpu", "gpu")
+CONTAINMENT = ("chromium-sandbox", "gvisor")
 CRD_SCHEMAS = {("keda.sh/v1alpha1", "ScaledObject"): Path(__file__).parent / "schemas" / "keda-scaledobject.json"}
 
 
@@ -53,14 +56,18 @@ def user_overlay(where: Path, overlay: str, **extra: object) -> Path:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict[str, list[dict]]:
     """Both overlays, the cpu overlay with the KEDA component ("cpu+keda"), the gpu overlay with the
-    trainer on a GPU ("gpu+trainer-gpu") and the gpu overlay with three vLLM engines ("gpu+engines",
-    as the Kubernetes guide says to write it)."""
+    trainer on a GPU ("gpu+trainer-gpu"), the gpu overlay with three vLLM engines ("gpu+engines",
+    as the Kubernetes guide says to write it) and the cpu overlay with each containment component
+    ("cpu+chromium-sandbox", "cpu+gvisor")."""
     out = {overlay: kustomize(overlay) for overlay in OVERLAYS}
     out["cpu+keda"] = kustomize(user_overlay(tmp_path_factory.mktemp("keda"), "cpu", components=["components/keda"]))
     out["gpu+trainer-gpu"] = kustomize(user_overlay(tmp_path_factory.mktemp("trainer-gpu"), "gpu",
                                                     components=["components/trainer-gpu"]))
     out["gpu+engines"] = kustomize(user_overlay(tmp_path_factory.mktemp("engines"), "gpu",
                                                 replicas=[{"name": "vllm", "count": 3}]))
+    for component in CONTAINMENT:   # what contains the browser instead of the base's RuntimeDefault alone
+        out[f"cpu+{component}"] = kustomize(user_overlay(tmp_path_factory.mktemp(component), "cpu",
+                                                         components=[f"components/{component}"]))
     return out
 
 
@@ -207,6 +214,88 @@ def test_env_pods_drain_and_may_patch_their_own_deletion_cost(built):
         assert name.removeprefix("HALO_ENV_").lower() in EnvSettings.model_fields
 
 
+def test_the_api_token_is_only_where_it_is_used(built):
+    """No pod mounts a service-account token automatically; the env pod's `env` container (not its
+    sites sidecar) and Prometheus mount one, with the CA and the namespace, at the path Kubernetes'
+    clients read (halo.env.podcost); their Roles grant what they use and nothing else."""
+    from halo.env import podcost
+
+    for overlay, objects in built.items():
+        for workload in by_kind(objects, "Deployment").values():
+            pod = workload["spec"]["template"]["spec"]
+            assert pod["automountServiceAccountToken"] is False, (overlay, workload["metadata"]["name"])
+    deployments = by_kind(built["gpu"], "Deployment")
+    mounted = {}
+    for name, workload in deployments.items():
+        pod = workload["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        for c in [*pod["containers"], *pod.get("initContainers", [])]:
+            for m in c.get("volumeMounts", []):
+                if "projected" in volumes[m["name"]]:
+                    mounted[c["name"]] = (m, volumes[m["name"]]["projected"]["sources"])
+    assert set(mounted) == {"env", "prometheus"}                 # not sites, trainer, gateway, ...
+    for mount, sources in mounted.values():
+        assert mount["mountPath"] == str(podcost.SERVICE_ACCOUNT_DIR) and mount["readOnly"] is True
+        assert sources == [
+            {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+        ]
+    assert {n for n, d in deployments.items() if "serviceAccountName" in d["spec"]["template"]["spec"]} == {"env", "prometheus"}
+    roles = by_kind(built["gpu"], "Role")
+    assert roles["prometheus"]["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]
+    assert roles["env"]["rules"] == [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}]
+    # what narrows the env's patch to its own deletion cost (evaluated in test_k8s_admission.py)
+    (policy,) = by_kind(built["cpu"], "ValidatingAdmissionPolicy").values()
+    (binding,) = by_kind(built["cpu"], "ValidatingAdmissionPolicyBinding").values()
+    assert binding["spec"]["policyName"] == policy["metadata"]["name"]
+    selector = binding["spec"]["matchResources"]["namespaceSelector"]["matchLabels"]
+    namespace = by_kind(built["cpu"], "Namespace")["halo"]["metadata"]["labels"]
+    assert selector.items() <= namespace.items()                  # it selects the namespace the tree creates
+
+
+def test_chromiums_sandbox_is_off_in_the_base_and_the_components_contain_the_browser(built):
+    """The base: RuntimeDefault seccomp (Pod Security "restricted"), which refuses user namespaces,
+    so Chromium runs without its sandbox and the pod says why. chromium-sandbox: the env container
+    under the Localhost profile that allows them, the sandbox on (`on`, not `auto`: it fails rather
+    than run unsandboxed). gvisor: the pod in gVisor, the sandbox off. Nothing else changes."""
+    from halo.env.config import EnvSettings
+
+    assert "chromium_sandbox" in EnvSettings.model_fields
+
+    def env_pod(overlay: str) -> dict:
+        return by_kind(built[overlay], "Deployment")["env"]["spec"]["template"]
+
+    def setting(template: dict, container_name: str = "env") -> str | None:
+        containers = {c["name"]: c for c in [*template["spec"]["containers"], *template["spec"].get("initContainers", [])]}
+        return {e["name"]: e.get("value") for e in containers[container_name].get("env", [])}.get("HALO_ENV_CHROMIUM_SANDBOX")
+
+    base = env_pod("cpu")
+    assert setting(base) == "off" and setting(base, "sites") is None
+    assert base["spec"]["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert "runtimeClassName" not in base["spec"]
+    assert base["metadata"]["annotations"][k8s.SANDBOX_ANNOTATION].startswith("off: the RuntimeDefault seccomp profile refuses")
+
+    sandboxed = env_pod("cpu+chromium-sandbox")
+    assert setting(sandboxed) == "on"
+    env = next(c for c in sandboxed["spec"]["containers"] if c["name"] == "env")
+    assert env["securityContext"]["seccompProfile"] == {"type": "Localhost", "localhostProfile": k8s.SECCOMP_PROFILE}
+    assert env["securityContext"]["capabilities"] == {"drop": ["ALL"]} and env["securityContext"]["allowPrivilegeEscalation"] is False
+    (sites,) = sandboxed["spec"]["initContainers"]
+    assert "seccompProfile" not in sites["securityContext"]               # the pod's RuntimeDefault
+    assert sandboxed["metadata"]["annotations"][k8s.SANDBOX_ANNOTATION].startswith("on: ")
+    assert (REPO / "deploy" / "seccomp" / Path(k8s.SECCOMP_PROFILE).name).is_file()   # the profile to install
+
+    gvisor = env_pod("cpu+gvisor")
+    assert gvisor["spec"]["runtimeClassName"] == k8s.GVISOR_RUNTIME_CLASS and setting(gvisor) == "off"
+    assert gvisor["metadata"]["annotations"][k8s.SANDBOX_ANNOTATION].startswith("off: the pod runs in gVisor")
+
+    for overlay in ("cpu+chromium-sandbox", "cpu+gvisor"):   # only the env Deployment differs from cpu
+        plain = {(o["kind"], o["metadata"]["name"]): o for o in built["cpu"]}
+        changed = {key for key, o in ((k, o) for o in built[overlay] for k in [(o["kind"], o["metadata"]["name"])]) if plain.get(key) != o}
+        assert changed == {("Deployment", "env")}, (overlay, changed)
+
+
 def test_the_overlays_differ_where_they_should(built):
     cpu, gpu = built["cpu"], built["gpu"]
     assert "vllm" not in by_kind(cpu, "Deployment")
@@ -332,10 +421,9 @@ def test_every_pod_passes_pod_security_restricted_and_our_other_policies_by_chec
         passed = {r["check_id"] for r in results["passed_checks"]}
         missing = {c: why for c, why in {**PSS_RESTRICTED, **ALSO_REQUIRED}.items() if c not in passed}
         assert not missing, f"{overlay}: these checks did not run and pass: {missing}"
-        # the only per-resource exception: the pods that call the API mount its token
-        skipped = {(r["check_id"], r["resource"]) for r in results["skipped_checks"]}
-        assert {c for c, _ in skipped} <= {"CKV_K8S_38"}, skipped
-        assert {res.split(".")[-1] for _, res in skipped} == {"env", "prometheus"}, skipped
+        # no per-resource exception: no pod mounts the API token automatically (CKV_K8S_38); the
+        # two that call the API mount it into one container (test_the_api_token_is_only_where_it_is_used)
+        assert not results["skipped_checks"], results["skipped_checks"]
 
 
 def test_the_namespace_enforces_restricted(built):
@@ -387,7 +475,7 @@ def test_tokens_and_the_grafana_password_come_from_secrets_the_pods_require(buil
 
 def test_network_policies_admit_only_the_calls_of_the_architecture(built):
     policies = by_kind(built["gpu"], "NetworkPolicy")
-    assert policies["default-deny-ingress"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress"]}
+    assert policies["default-deny"]["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
 
     def admitted(name: str) -> dict[str, set[str]]:
         """port -> who may reach it ('*' = anyone)"""
@@ -410,10 +498,59 @@ def test_network_policies_admit_only_the_calls_of_the_architecture(built):
     # every named port exists on the pods the policy selects
     deployments = {**by_kind(built["gpu"], "Deployment")}
     for name, policy in policies.items():
-        if name == "default-deny-ingress":
+        if name == "default-deny":
             continue
+        assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"], name
         ports = {p["name"] for p in container(deployments[name])["ports"]}
         assert set(admitted(name)) <= ports, (name, ports)
+
+
+def test_network_policies_let_each_pod_reach_only_what_it_calls(built):
+    """Egress: the peers a service calls (on their main port), DNS, the API server for the pods with
+    a service account, HTTPS anywhere only where deploy/services.yaml says why. The env pod (the
+    browser) reaches no internet and none of its peers: it is no open proxy."""
+    policies = by_kind(built["gpu"], "NetworkPolicy")
+    desc = deployspec.load()
+    api = desc.kubernetes.api_server
+
+    def reaches(name: str) -> set[str]:
+        out = set()
+        for rule in policies[name]["spec"]["egress"]:
+            ports = ",".join(f"{p.get('protocol', 'TCP')}/{p['port']}" for p in rule["ports"])
+            if "to" not in rule:
+                out.add(f"internet:{ports}")
+                continue
+            for peer in rule["to"]:
+                if "ipBlock" in peer:
+                    out.add(f"api-server:{ports}")
+                elif "namespaceSelector" in peer:
+                    assert peer == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                                    "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}
+                    out.add(f"dns:{ports}")
+                else:
+                    out.add(f"{peer['podSelector'].get('matchLabels', {}).get('app.kubernetes.io/name', 'any pod')}:{ports}")
+        return out
+
+    dns, https = "dns:UDP/53,TCP/53", "internet:TCP/443"
+    api_server = "api-server:" + ",".join(f"TCP/{p}" for p in api.ports)
+    assert reaches("env") == {dns, api_server}                   # its sites: localhost, in the pod
+    assert reaches("reward") == {"gateway:TCP/grpc", dns}       # the LLM judge
+    assert reaches("gateway") == {"vllm:TCP/http", dns, https}
+    assert reaches("trainer") == {"env:TCP/grpc", "reward:TCP/grpc", "gateway:TCP/grpc", dns, https}
+    assert reaches("vllm") == {dns, https}
+    assert reaches("prometheus") == {"any pod:TCP/metrics,TCP/http", dns, api_server}
+    assert reaches("grafana") == {"prometheus:TCP/http", dns}
+    # the API server: its endpoint addresses (no label selects it), the env's only way out
+    (rule,) = [r for r in policies["env"]["spec"]["egress"] if any("ipBlock" in t for t in r.get("to", []))]
+    assert [t["ipBlock"] for t in rule["to"]] == [{"cidr": c} for c in api.cidrs]
+    assert not any("except" in t["ipBlock"] for t in rule["to"])
+    # HTTPS anywhere is the services' own stated need, carried on their policies
+    for name, policy in policies.items():
+        internet = desc.services[name].kubernetes.internet if name in desc.services else ""
+        assert policy["metadata"].get("annotations", {}).get("halo/internet", "") == " ".join(internet.split()), name
+    # the components change no policy
+    for overlay in ("cpu+chromium-sandbox", "cpu+gvisor"):
+        assert by_kind(built[overlay], "NetworkPolicy") == by_kind(built["cpu"], "NetworkPolicy")
 
 
 # --- images and storage ---------------------------------------------------------------------------

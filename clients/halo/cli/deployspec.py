@@ -93,6 +93,10 @@ class KubeSpec(_Strict):
     # `variant_of` into this one (its image, resources, GPU and the settings the other lacks)
     variant_of: str = ""
     image: str = ""                       # the variant's image name (tagged as the project's images)
+    # why the service reaches the internet (HTTPS, port 443: a model hub, a hosted model's API); its
+    # NetworkPolicy admits that egress and carries the reason. Empty: no egress beyond the namespace's
+    # peers it calls, DNS and (with a service account) the API server
+    internet: str = ""
 
 
 class SecretsSpec(_Strict):
@@ -108,12 +112,24 @@ class SecretsSpec(_Strict):
     publish_address: str = "${HALO_PUBLISH_ADDRESS:-127.0.0.1}"
 
 
+class ApiServerSpec(_Strict):
+    """Where pods reach the Kubernetes API server, for the NetworkPolicies of the pods that call it. A
+    NetworkPolicy cannot select the API server by labels (it is no pod of the cluster), and CNIs apply
+    policies after the `kubernetes` Service's address is translated to the server's own: these are the
+    server's endpoint addresses and ports (`kubectl get endpointslices -n default -l
+    kubernetes.io/service-name=kubernetes`)."""
+
+    cidrs: list[str] = Field(default_factory=lambda: ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"])
+    ports: list[int] = Field(default_factory=lambda: [443, 6443])
+
+
 class KubernetesSpec(_Strict):
     namespace: str = "halo"
     version: str = "1.32.0"
     storage: dict[str, dict[str, str]] = Field(default_factory=dict)   # volume -> {size, access[, class]}
     # where a pod with a GPU may run: a node affinity, each label's value one of its list
     gpu_nodes: dict[str, list[str]] = Field(default_factory=dict)
+    api_server: ApiServerSpec = ApiServerSpec()
 
 
 class ServiceSpec(_Strict):

@@ -6,6 +6,9 @@
                                the env pods' deletion cost), PodDisruptionBudgets, the env fleet's
                                CPU HorizontalPodAutoscaler
     deploy/k8s/components/keda optional (KEDA installed): the env fleet scales on session demand
+    deploy/k8s/components/chromium-sandbox, gvisor
+                               optional: what contains the env pod's browser beyond the base's
+                               RuntimeDefault seccomp profile (SANDBOX_REASONS)
     deploy/k8s/overlays/cpu/   base, gateway serving only the embedded policy
     deploy/k8s/overlays/gpu/   base + vLLM engines (one nvidia.com/gpu each) behind a headless
                                Service, which the gateway's vLLM route resolves to every ready engine
@@ -18,6 +21,12 @@ drain timeout passes; its sites sidecar stops only after it. The fleet scales on
 (KEDA) or its CPU (the fallback), not memory: Chromium's memory only grows while a context lives,
 so a memory target keeps a memory-based autoscaler at its maximum. Scale-down removes the pods
 with the fewest sessions first (pod-deletion-cost, halo.env.podcost).
+
+The env pods run a browser on pages a policy chooses, so the tree assumes a renderer may be
+compromised: no pod mounts an API token but the two containers that call the API (env, Prometheus);
+an admission policy holds the env's account to its own pod's deletion cost; NetworkPolicies deny
+ingress and egress by default and admit the calls of deploy/services.yaml, DNS, the API server, and
+HTTPS only for the services whose `internet` says why (never the env pods).
 """
 
 from __future__ import annotations
@@ -42,7 +51,8 @@ from halo.cli.deployspec import (
 K8S_ROOT = REPO_ROOT / "deploy" / "k8s"
 _HEADER = "# GENERATED from deploy/services.yaml by `halo deploy render` (halo.cli.k8s): edit that file, not this one.\n"
 _APP = "app.kubernetes.io/name"
-_PART = {_APP: "", "app.kubernetes.io/part-of": "halo"}
+_PART_OF = "app.kubernetes.io/part-of"
+_PART = {_APP: "", _PART_OF: "halo"}
 #: the uid (and gid) each image runs as: deploy/Dockerfile's `halo` user, the prom/prometheus and
 #: grafana images' own; vLLM's image runs as root, so it runs as an unprivileged uid with a HOME of
 #: its own (an emptyDir) for its caches. Pod Security "restricted" wants a numeric non-root uid.
@@ -65,6 +75,30 @@ GRAFANA_SECRET = "grafana-admin"
 #: compose variables passed from the host only when set there (`VAR: null` in deploy/services.yaml):
 #: on Kubernetes, a key of an optional Secret (absent: the variable is unset, never set empty)
 OPTIONAL_SECRETS = {"HF_TOKEN": ("hf-token", "token")}
+#: where a pod reads its service-account token, the cluster's CA and its namespace (Kubernetes'
+#: fixed path, halo.env.podcost); mounted only into the containers that call the API server
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+#: the annotation that patch is allowed to change (halo.env.podcost)
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+
+#: Chromium's sandbox in the env container. Its renderers need user namespaces, which the
+#: RuntimeDefault seccomp profile (what Pod Security "restricted" asks for) refuses, so the base runs
+#: it off and says why on the pod; a component gives the browser a boundary of another kind:
+#:   chromium-sandbox  the env container under a Localhost seccomp profile that allows them
+#:                     (deploy/seccomp/chromium.json, installed on every node), the sandbox on
+#:   gvisor            the env pod in gVisor's user-space kernel (RuntimeClass gvisor), the sandbox off
+SANDBOX_ANNOTATION = "halo/chromium-sandbox"
+SANDBOX_REASONS = {
+    "base": "off: the RuntimeDefault seccomp profile refuses the user namespaces Chromium's sandbox needs; the "
+            "chromium-sandbox or the gvisor component contains the browser (docs/guides/deployment-kubernetes.md, Containment)",
+    "chromium-sandbox": "on: the env container runs under the Localhost seccomp profile halo/chromium.json "
+                        "(deploy/seccomp/chromium.json on every node), which allows user namespaces",
+    "gvisor": "off: the pod runs in gVisor's user-space kernel (RuntimeClass gvisor), the boundary between the "
+              "browser and the node",
+}
+#: the Localhost profile's path under the kubelet's seccomp root (/var/lib/kubelet/seccomp)
+SECCOMP_PROFILE = "halo/chromium.json"
+GVISOR_RUNTIME_CLASS = "gvisor"
 
 
 def image_name(desc: Description, stage: str) -> str:
@@ -127,6 +161,8 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
         container["env"] += [_secret_env(f"{svc.env_prefix}{setting}", TOKENS_SECRET, key)
                              for setting, key in _TOKENS.get(name, {}).items()]
+        if name == "env":   # off in the base: SANDBOX_REASONS, set where the pod says why
+            container["env"].append({"name": f"{svc.env_prefix}CHROMIUM_SANDBOX", "value": "off"})
         if name == "env":   # its own pod, for the pod-deletion-cost annotation (halo.env.podcost)
             container["env"] += [{"name": f"{svc.env_prefix}POD_{what.upper()}", "valueFrom": {"fieldRef": {
                 "fieldPath": f"metadata.{what}"}}} for what in ("name", "namespace")]
@@ -215,6 +251,8 @@ def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, 
                    "prometheus.io/path": svc.metrics_path or "/metrics"}
     if kube.sizing:
         annotations["halo/sizing"] = " ".join(kube.sizing.split())
+    if name == "env":
+        annotations[SANDBOX_ANNOTATION] = SANDBOX_REASONS["base"]
     # a drain's timeout, then 60 s for in-flight calls (shutdown_grace_s) and closing the browsers
     grace = kube.drain_timeout_s + 60 if kube.drain_timeout_s else 60 if kube.fleet else 30
     pod: dict[str, Any] = {"containers": [container], "terminationGracePeriodSeconds": grace}
@@ -229,12 +267,16 @@ def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, 
         volumes += side_volumes
     if name in _SERVICE_ACCOUNTS:
         pod["serviceAccountName"] = name
+        # the token in the one container that calls the API server (not a sidecar): the files and
+        # the path the automatic mount has, which Kubernetes' clients (and halo.env.podcost) read
+        container.setdefault("volumeMounts", []).append({"name": "kube-api-access", "mountPath": TOKEN_DIR, "readOnly": True})
+        volumes.append(_api_access_volume())
     uid = _IMAGE_USERS.get(name, _HALO_UID)
     # Pod Security "restricted": non-root as the image's uid, its volumes writable (fsGroup), the
-    # runtime's seccomp profile; the API token only in the pods that call the API
+    # runtime's seccomp profile; no automatic API token (above: mounted where it is used)
     pod["securityContext"] = {"runAsNonRoot": True, "runAsUser": uid, "runAsGroup": uid, "fsGroup": uid,
                               "seccompProfile": {"type": "RuntimeDefault"}}
-    pod["automountServiceAccountToken"] = name in _SERVICE_ACCOUNTS
+    pod["automountServiceAccountToken"] = False
     if volumes:
         pod["volumes"] = volumes
     if kube.gpus:
@@ -257,10 +299,7 @@ def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, 
         # one pod at a time, replaced in place: no surge pod waiting for a GPU the pool may not have,
         # and the other engines serve meanwhile
         spec["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}}
-    meta = _meta(name)
-    if name in _SERVICE_ACCOUNTS:   # the policy checker's own way to record a deliberate exception
-        meta["annotations"] = {"checkov.io/skip1": "CKV_K8S_38=this pod calls the Kubernetes API with its token"}
-    objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": meta, "spec": spec}]
+    objects = [{"apiVersion": "apps/v1", "kind": kube.workload, "metadata": _meta(name), "spec": spec}]
     ports = [{"name": p["name"], "port": p["containerPort"], "targetPort": p["name"]} for p in container["ports"]]
     if kube.fleet:
         # headless: the name resolves to every ready pod (and only those: a pod that is starting or
@@ -285,7 +324,20 @@ def _workload(desc: Description, name: str, where: Placement) -> list[dict[str, 
         objects.append(_hpa(name, kube.autoscale))
     if name in _SERVICE_ACCOUNTS:
         objects += _rbac(name, _SERVICE_ACCOUNTS[name], desc.kubernetes.namespace)
+    if name == "env":
+        objects += _own_deletion_cost_only(name)
     return objects
+
+
+def _api_access_volume() -> dict[str, Any]:
+    """The service-account token (as the automatic mount has it: bound to the pod, expirationSeconds
+    3607, which the API server extends so that a client reading the file once keeps working), the
+    cluster's CA and the pod's namespace."""
+    return {"name": "kube-api-access", "projected": {"sources": [
+        {"serviceAccountToken": {"path": "token", "expirationSeconds": 3607}},
+        {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+        {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+    ]}}
 
 
 #: a removed pod's sessions drain, but each removal costs a pod's warm-up later: go down slowly
@@ -328,12 +380,74 @@ def _scaled_object(desc: Description, name: str, scale: AutoscaleSpec) -> dict[s
 
 #: services that call the Kubernetes API, and what they may do in the namespace
 _SERVICE_ACCOUNTS: dict[str, list[dict[str, Any]]] = {
-    # service discovery of the pods to scrape
-    "prometheus": [{"apiGroups": [""], "resources": ["pods", "services", "endpoints"], "verbs": ["get", "list", "watch"]}],
-    # its own pod's controller.kubernetes.io/pod-deletion-cost (halo.env.podcost); a Role cannot
-    # name a pod it does not know yet, so it may patch the namespace's pods
+    # discovery of the pods to scrape (kubernetes_sd_configs, role pod: nothing but pods)
+    "prometheus": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}],
+    # its own pod's controller.kubernetes.io/pod-deletion-cost (halo.env.podcost). A Role's
+    # resourceNames cannot name a pod that does not exist yet (a Deployment's pods get generated
+    # names), so RBAC grants patch on the namespace's pods, and the admission policy
+    # (_own_deletion_cost_only) admits only that annotation of the caller's own pod
     "env": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["patch"]}],
 }
+
+
+#: a bound token's pod, as the API server reports the caller (request.userInfo.extra)
+_POD_NAME, _POD_UID = "authentication.kubernetes.io/pod-name", "authentication.kubernetes.io/pod-uid"
+
+
+def _unchanged(field: str) -> str:
+    """CEL: object's metadata.FIELD is oldObject's (both absent counts as equal)."""
+    new, old = f"object.metadata.{field}", f"oldObject.metadata.{field}"
+    return f"has({new}) == has({old}) && (!has({new}) || {new} == {old})"
+
+
+def _own_deletion_cost_only(name: str) -> list[dict[str, Any]]:
+    """A ValidatingAdmissionPolicy and its binding: an update of a pod by service account NAME is
+    admitted only for the caller's own pod (the pod its bound token names) and only when nothing but
+    the deletion-cost annotation changed (an integer). Requests by anyone else are not matched.
+
+    Both objects are cluster-scoped and select HALO's namespaces by a label of the Namespace object,
+    and the caller as `system:serviceaccount:<the request's namespace>:NAME`, so no namespace is
+    written into them: an overlay that moves the tree to another namespace (kustomize's `namespace:`,
+    which also writes metadata.namespace into these objects; the API server drops it for
+    cluster-scoped kinds) keeps them right, and two HALO namespaces share one policy."""
+    policy = f"halo-{name}-own-deletion-cost"
+    extra = "request.userInfo.extra"
+    return [{
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy", "metadata": _meta(policy),
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {"resourceRules": [
+                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods"]}]},
+            "matchConditions": [{"name": f"by-the-{name}-service-account",
+                                 "expression": f"request.userInfo.username == 'system:serviceaccount:' + request.namespace + ':{name}'"}],
+            "variables": [
+                {"name": "annotations", "expression": "has(object.metadata.annotations) ? object.metadata.annotations : {}"},
+                {"name": "oldAnnotations", "expression": "has(oldObject.metadata.annotations) ? oldObject.metadata.annotations : {}"},
+            ],
+            "validations": [
+                {"expression": f"has({extra}) && '{_POD_NAME}' in {extra} && {extra}['{_POD_NAME}'] == [object.metadata.name]"
+                               f" && '{_POD_UID}' in {extra} && {extra}['{_POD_UID}'] == [object.metadata.uid]",
+                 "message": f"the {name} service account may change only its own pod (the pod its token is bound to)",
+                 "reason": "Forbidden"},
+                {"expression": "object.spec == oldObject.spec && " + " && ".join(
+                    _unchanged(f) for f in ("labels", "ownerReferences", "finalizers")),
+                 "message": f"the {name} service account may not change a pod's spec, labels, owners or finalizers",
+                 "reason": "Forbidden"},
+                {"expression": f"variables.annotations.all(k, k == '{DELETION_COST}' || (k in variables.oldAnnotations"
+                               " && variables.oldAnnotations[k] == variables.annotations[k]))"
+                               f" && variables.oldAnnotations.all(k, k == '{DELETION_COST}' || k in variables.annotations)",
+                 "message": f"the {name} service account may change no annotation but {DELETION_COST}",
+                 "reason": "Forbidden"},
+                {"expression": f"!('{DELETION_COST}' in variables.annotations)"
+                               f" || variables.annotations['{DELETION_COST}'].matches('^-?[0-9]+$')",
+                 "message": f"{DELETION_COST} is an integer", "reason": "Invalid"},
+            ],
+        },
+    }, {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": _meta(policy),
+        "spec": {"policyName": policy, "validationActions": ["Deny"],
+                 "matchResources": {"namespaceSelector": {"matchLabels": {_PART_OF: _PART[_PART_OF]}}}},
+    }]
 
 
 def _rbac(name: str, rules: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
@@ -353,20 +467,33 @@ _ENTRY_POINTS = ("trainer", "grafana")
 _KEDA_NAMESPACE = "keda"
 
 
+#: the cluster's DNS (kube-dns/CoreDNS in kube-system, as kubeadm, GKE, EKS and AKS label it)
+_DNS = {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+        "ports": [{"port": 53, "protocol": "UDP"}, {"port": 53, "protocol": "TCP"}]}
+
+
 def _network_policies(desc: Description, names: list[str]) -> list[dict[str, Any]]:
-    """Ingress: nothing by default; a service's main port from the services that depend on or use it
-    (deploy/services.yaml), its metrics from Prometheus. Egress stays open: the gateway reaches
-    OpenAI/Tinker, vLLM the model hub, the env remote sites when allowed."""
+    """Nothing in or out by default. Ingress: a service's main port from the services that depend on
+    or use it (deploy/services.yaml), its metrics from Prometheus. Egress: the main ports of the
+    services it depends on or uses (a sidecar is on localhost, which no policy governs), DNS, the
+    API server for the pods with a service account (its endpoint addresses: kubernetes.api_server),
+    HTTPS anywhere only for a service whose `internet` says why. Prometheus reaches every pod's
+    scrape port. The env pod (Chromium) reaches nothing but its peers, DNS and the API server."""
     def pods(*apps: str) -> list[dict[str, Any]]:
         return [{"podSelector": {"matchLabels": {_APP: a}}} for a in apps]
 
+    def main_port(name: str) -> str:
+        return "grpc" if desc.services[name].protocol == "grpc" else "http"
+
+    api = desc.kubernetes.api_server
     policies: list[dict[str, Any]] = [{
-        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta("default-deny-ingress"),
-        "spec": {"podSelector": {}, "policyTypes": ["Ingress"]},
+        "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta("default-deny"),
+        "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]},
     }]
     for name in names:
         svc = desc.services[name]
-        main = "grpc" if svc.protocol == "grpc" else "http"
+        main = main_port(name)
         callers = sorted(n for n in names if n != name and name in (*desc.services[n].depends_on, *desc.services[n].uses))
         if name == "prometheus":
             sources: list[dict[str, Any]] = pods(*callers) + [
@@ -380,9 +507,24 @@ def _network_policies(desc: Description, names: list[str]) -> list[dict[str, Any
             rules.append({"from": sources, "ports": [{"port": main}]})
         if name != "prometheus":   # scraped: the metrics port, or the main one of a third-party image
             rules.append({"from": pods("prometheus"), "ports": [{"port": "metrics" if svc.metrics_port is not None else main}]})
+        # the peers it calls, whether or not this overlay runs them (vLLM: the gpu overlay's)
+        callees = [n for n in dict.fromkeys((*svc.depends_on, *svc.uses))
+                   if not desc.services[n].kubernetes.sidecar_of and not desc.services[n].kubernetes.variant_of]
+        egress: list[dict[str, Any]] = [{"to": pods(n), "ports": [{"port": main_port(n)}]} for n in callees]
+        if name == "prometheus":   # every pod's scrape port: a HALO service's metrics, a third-party main port
+            egress.append({"to": [{"podSelector": {}}], "ports": [{"port": "metrics"}, {"port": "http"}]})
+        egress.append(copy.deepcopy(_DNS))
+        if name in _SERVICE_ACCOUNTS:
+            egress.append({"to": [{"ipBlock": {"cidr": c}} for c in api.cidrs],
+                           "ports": [{"port": p, "protocol": "TCP"} for p in api.ports]})
+        meta = _meta(name)
+        if svc.kubernetes.internet:
+            egress.append({"ports": [{"port": 443, "protocol": "TCP"}]})
+            meta["annotations"] = {"halo/internet": " ".join(svc.kubernetes.internet.split())}
         policies.append({
-            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(name),
-            "spec": {"podSelector": {"matchLabels": {_APP: name}}, "policyTypes": ["Ingress"], "ingress": rules},
+            "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta,
+            "spec": {"podSelector": {"matchLabels": {_APP: name}}, "policyTypes": ["Ingress", "Egress"],
+                     "ingress": rules, "egress": egress},
         })
     return policies
 
@@ -521,7 +663,42 @@ def rendered_k8s(desc: Description) -> dict[Path, str]:
     for name, svc in desc.services.items():
         if svc.kubernetes.variant_of:
             out[K8S_ROOT / "components" / name / "kustomization.yaml"] = _variant_component(desc, name, where)
+    for component in ("chromium-sandbox", "gvisor"):
+        out.update(_containment_component(desc, component))
     return out
+
+
+def _containment_component(desc: Description, component: str) -> dict[Path, str]:
+    """deploy/k8s/components/chromium-sandbox and gvisor: what contains the env pod's browser instead
+    of the base's RuntimeDefault seccomp profile alone (SANDBOX_REASONS)."""
+    env = desc.services["env"]
+    container: dict[str, Any] = {"name": "env"}
+    pod: dict[str, Any] = {}
+    if component == "chromium-sandbox":
+        # the env container only: the sites sidecar keeps the pod's RuntimeDefault profile
+        container["securityContext"] = {"seccompProfile": {"type": "Localhost", "localhostProfile": SECCOMP_PROFILE}}
+        container["env"] = [{"name": f"{env.env_prefix}CHROMIUM_SANDBOX", "value": "on"}]
+        note = (f"# The env container runs Chromium with its sandbox, under the seccomp profile deploy/seccomp/chromium.json,\n"
+                f"# which must be on every node that may run an env pod as <kubelet seccomp root>/{SECCOMP_PROFILE}\n"
+                f"# (/var/lib/kubelet/seccomp/{SECCOMP_PROFILE}: copied there, or a SeccompProfile of the Security Profiles\n"
+                f"# Operator); a node without it fails the container's start, never runs the browser unsandboxed.\n")
+    else:
+        pod["runtimeClassName"] = GVISOR_RUNTIME_CLASS
+        note = (f"# The env pod runs in gVisor (RuntimeClass {GVISOR_RUNTIME_CLASS}: GKE Sandbox, or runsc installed as a\n"
+                f"# containerd handler with a RuntimeClass of that name); Chromium's own sandbox stays off inside it.\n")
+    if len(container) > 1:
+        pod["containers"] = [container]
+    # a strategic merge patch: the containers and their variables merge by name
+    patch = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "env"}, "spec": {"template": {
+        "metadata": {"annotations": {SANDBOX_ANNOTATION: SANDBOX_REASONS[component]}}, "spec": pod}}}
+    folder = K8S_ROOT / "components" / component
+    return {
+        folder / "env.yaml": _dump_all([patch]),
+        folder / "kustomization.yaml": _HEADER + (
+            f"# Add `components: [../../components/{component}]` to an overlay (docs/guides/deployment-kubernetes.md, Containment).\n"
+        ) + note + yaml.safe_dump({"apiVersion": "kustomize.config.k8s.io/v1alpha1", "kind": "Component",
+                                   "patches": [{"path": "env.yaml"}]}, sort_keys=False),
+    }
 
 
 def _variant_component(desc: Description, name: str, where: Placement) -> str:
