@@ -157,7 +157,9 @@ def test_the_demo_sets_up_only_the_venv_and_chromium_and_the_tests_everything():
     code = "\n".join(line for line in before_the_demo_exit.splitlines() if not line.lstrip().startswith("#"))
     for tool in ("prometheus", "nodejs", "npm_ci_once", "golang-go", "protobuf-compiler", "apt_install"):
         assert tool not in code, tool
-    assert code.count("'.[test]'") == 2 and 'if [ "$TIER" = test ]; then' in code   # the test extras: test tier only
+    tiers = code.split('if [ "$TIER" = test ]; then', 1)[1].split("\nelif ", 1)
+    assert "install_lock requirements/test.lock all,test" in tiers[0]          # the test extras: test tier only
+    assert "test" not in tiers[1].split("\nfi\n", 1)[0].replace("stamp_test", "").replace("test.lock", "")
 
 
 async def test_the_readmes_python_snippet_runs_against_an_env_service(stack):

@@ -35,7 +35,7 @@ DEBIAN_OVERRIDE = REPO / "deploy" / "compose.debian-base.yml"
 CACHE = Path(os.environ.get("HALO_DOCKER_CACHE") or (
     "/var/cache/halo-docker" if os.geteuid() == 0 else Path.home() / ".cache" / "halo" / "docker"))
 # compose's images (docker-compose.yml, deploy/compose.debian-base.yml) -> their Dockerfile stage
-IMAGES = {"halo-base": "base", "halo-env": "env", "halo-prometheus": "prometheus"}
+IMAGES = {"halo-services": "services", "halo-env": "env", "halo-base": "base", "halo-prometheus": "prometheus"}
 
 
 class NoEngine(Exception):
@@ -175,7 +175,8 @@ def context_files() -> list[Path]:
     """The files of the build context: deploy/Dockerfile.dockerignore's allow-list, by git's file list."""
     listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
                             text=True, timeout=60, check=True).stdout.split()
-    allowed = ("pyproject.toml", "setup.py", "README.md", "clients/halo/", "services/", "configs/", "protos/")
+    allowed = ("pyproject.toml", "setup.py", "README.md", "clients/halo/", "services/", "configs/", "protos/",
+               "requirements/")
     return sorted(REPO / p for p in listed if p.startswith(allowed) and "__pycache__" not in p and (REPO / p).is_file())
 
 
@@ -222,7 +223,7 @@ def build_images(engine: Engine, compose: list[str], log: Path) -> Built:
     if not all(engine.has_image(f"{name}:{key}") for name in IMAGES):
         started = time.monotonic()
         with open(log, "ab") as out:
-            done = subprocess.run([*compose, "build", "sites", "env", "prometheus"], env={**engine.env, **args},
+            done = subprocess.run([*compose, "build", "sites", "env", "gateway", "prometheus"], env={**engine.env, **args},
                                   stdout=out, stderr=subprocess.STDOUT, timeout=2400, cwd=REPO)
         if done.returncode != 0:
             raise AssertionError(f"docker compose build failed ({done.returncode}): see {log}\n{log.read_text()[-4000:]}")

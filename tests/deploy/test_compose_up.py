@@ -158,20 +158,41 @@ def test_both_ignore_files_let_in_the_same_context():
     assert patterns(REPO / ".dockerignore")[0] == "*"   # an allow-list
 
 
+#: each image's size at most (MB, as `docker image inspect` counts it): docs/guides/deployment-compose.md
+#: states the measured sizes; a bound is that size plus room for a Debian or dependency update
+IMAGE_BOUNDS_MB = {"halo-services": 900, "halo-env": 1750, "halo-base": 2750, "halo-prometheus": 700}
+
+
 def test_images_are_lean_run_as_non_root_and_hold_only_the_package(stack: Stack, request: pytest.FixtureRequest):
     files = docker_engine.context_files()
     report(request, f"build context: {len(files)} files, {sum(f.stat().st_size for f in files) / 1e6:.1f} MB")
-    for name, user in {"halo-base": "halo", "halo-env": "halo", "halo-prometheus": "prometheus"}.items():
+    users = {"halo-services": "halo", "halo-env": "halo", "halo-base": "halo", "halo-prometheus": "prometheus"}
+    for name, user in users.items():
         config = json.loads(stack.engine.docker("image", "inspect", "--format", "{{json .Config}}", f"{name}:latest").stdout)
         assert config["User"] == user, (name, config["User"])
-    app = stack.engine.docker("run", "--rm", "--network", "none", "halo-base:latest", "ls", "-A", "/app", "/app/clients").stdout
+    oversized = {n: round(stack.built.sizes[n] / 1e6) for n, bound in IMAGE_BOUNDS_MB.items() if stack.built.sizes[n] / 1e6 > bound}
+    assert not oversized, f"images over their bounds {IMAGE_BOUNDS_MB}: {oversized}"
+    app = stack.engine.docker("run", "--rm", "--network", "none", "halo-services:latest", "ls", "-A", "/app", "/app/clients").stdout
     top, clients = app.split("\n\n")
     assert {"pyproject.toml", "clients", "services", "configs", "protos"} <= set(top.split()[1:])
     assert not {".venv", ".venv-vllm", ".venv-skyrl", ".git", "tests", "docs", "evals", "runs"} & set(top.split())
     assert clients.split()[1:] == ["halo"]   # no clients/node (its node_modules), no clients/go
-    versions = stack.engine.docker("run", "--rm", "--network", "none", "halo-env:latest", "sh", "-c",
-                                   "python -c 'import torch; print(torch.__version__)'; chromium --version").stdout
-    assert "+cpu" in versions and "Chromium" in versions, versions   # torch's CPU build, Debian's Chromium
+    # what each image may import: torch (CPU build) only where the gateway and trainer run; pip,
+    # setuptools and a C compiler in none (the venvs are built in builder stages)
+    probe = ("import importlib.util as u; print(*(m for m in ('torch', 'transformers', 'pip', 'setuptools') if u.find_spec(m)))"
+             "; import shutil; print(*(b for b in ('pip', 'pip3', 'gcc', 'cc') if shutil.which(b)))")
+    found = {name: stack.engine.docker("run", "--rm", "--network", "none", f"{name}:latest", "python", "-c", probe).stdout.split()
+             for name in ("halo-services", "halo-env", "halo-base")}
+    assert found == {"halo-services": [], "halo-env": [], "halo-base": ["torch", "transformers"]}, found
+    versions = stack.engine.docker("run", "--rm", "--network", "none", "halo-base:latest", "python", "-c",
+                                   "import torch; print(torch.__version__)").stdout
+    assert "+cpu" in versions, versions   # torch's CPU build
+    chromium = stack.engine.docker("run", "--rm", "--network", "none", "halo-env:latest", "chromium-headless-shell",
+                                   "--version").stdout
+    assert "Chromium" in chromium, chromium   # Debian's headless shell, the pinned version
+    for name in ("halo-services", "halo-env"):   # the lean services start without the heavy extras
+        helped = stack.engine.docker("run", "--rm", "--network", "none", f"{name}:latest", "halo", "serve", "reward", "--help")
+        assert "usage" in helped.stdout, helped.stdout + helped.stderr
 
 
 def test_grpcurl_lists_the_env_service_by_reflection_and_drives_create_step_close(stack: Stack):
@@ -187,6 +208,60 @@ def test_grpcurl_lists_the_env_service_by_reflection_and_drives_create_step_clos
     assert any("Thanks for signing up" in e.get("name", "") for e in stepped["observation"]["elements"])
     closed = json.loads(grpcurl(env, "halo.v1.EnvService/CloseSession", {"session_id": created["session_id"]}))
     assert closed["was_open"] is True
+
+
+# Every Chromium process of the env container: its pid, its command line and its NSpid (the pid in
+# each PID namespace it is in: one more than the browser's for a process inside Chromium's sandbox).
+CHROMIUM_PROCESSES = r"""
+for d in /proc/[0-9]*; do
+  comm=$(cat $d/comm 2>/dev/null) || continue
+  case "$comm" in chrom*|headless*)
+    echo "$(grep '^NSpid:' $d/status | cut -f2- | tr '\t' ' ')|$(tr '\0' ' ' < $d/cmdline)";;
+  esac
+done
+"""
+
+
+def test_chromium_runs_in_its_sandbox_in_the_env_container(stack: Stack):
+    """The env container runs Chromium without --no-sandbox: with a page open, its renderer is in a
+    PID namespace of its own (Chromium's namespace sandbox), which the container's seccomp profile
+    (deploy/seccomp/chromium.json) allows and Docker's default refuses."""
+    env = stack.address("env", 50051)
+    created = json.loads(grpcurl(env, "halo.v1.EnvService/CreateSession",
+                                 {"task_id": "playground-signup", "observation": {"skip_screenshot": True}}))
+    try:
+        listing = stack.compose("exec", "-T", "env", "sh", "-c", CHROMIUM_PROCESSES).stdout
+    finally:
+        grpcurl(env, "halo.v1.EnvService/CloseSession", {"session_id": created["session_id"]})
+    processes = [line.split("|", 1) for line in listing.splitlines() if "|" in line]
+    browsers = [(ns.split(), cmd) for ns, cmd in processes if "--type=" not in cmd and "--remote-debugging-pipe" in cmd]
+    renderers = [(ns.split(), cmd) for ns, cmd in processes if "--type=renderer" in cmd]
+    assert browsers and renderers, listing
+    assert not any("--no-sandbox" in cmd for _, cmd in processes), listing
+    depth = max(len(ns) for ns, _ in browsers)
+    assert all(len(ns) > depth for ns, _ in renderers), listing   # a PID namespace below the browser's
+
+
+LAUNCH_SANDBOXED = (
+    "import asyncio, os; from halo.env.browsers import BrowserPool\n"
+    "async def main():\n"
+    "    pool = BrowserPool(executable=os.environ['HALO_ENV_CHROMIUM_PATH'], sandbox=True)\n"
+    "    await pool.start(); await pool.close(); print('launched')\n"
+    "asyncio.run(main())\n"
+)
+
+
+def test_the_sandbox_needs_the_seccomp_profile_and_says_so_without_it(stack: Stack):
+    """The control of the test above: the same image under Docker's default seccomp profile cannot
+    start a sandboxed Chromium, and the error says what to do; under deploy/seccomp/chromium.json it can."""
+    run = ["run", "--rm", "--network", "none", "--init"]
+    default = stack.engine.docker(*run, "halo-env:latest", "python", "-c", LAUNCH_SANDBOXED, check=False, timeout=180)
+    assert default.returncode != 0, default.stdout
+    assert "No usable sandbox" in default.stderr and "deploy/seccomp/chromium.json" in default.stderr, default.stderr[-2000:]
+    profile = str(REPO / "deploy" / "seccomp" / "chromium.json")
+    allowed = stack.engine.docker(*run, "--security-opt", f"seccomp={profile}", "halo-env:latest", "python", "-c",
+                                  LAUNCH_SANDBOXED, timeout=180)
+    assert allowed.stdout.strip().endswith("launched"), allowed.stdout + allowed.stderr
 
 
 def non_loopback_address() -> str | None:

@@ -561,12 +561,14 @@ def test_project_images_carry_a_fixed_tag_and_halo_deploy_images_names_the_pushe
     images = {c["image"] for o in built["gpu"] if o["kind"] == "Deployment"
               for c in [*o["spec"]["template"]["spec"]["containers"], *o["spec"]["template"]["spec"].get("initContainers", [])]}
     assert not any(i.endswith(":latest") or ":" not in i for i in images), images
-    assert {f"halo-base:{k8s.default_tag()}", f"halo-env:{k8s.default_tag()}"} <= images
+    assert {f"halo-base:{k8s.default_tag()}", f"halo-env:{k8s.default_tag()}", f"halo-services:{k8s.default_tag()}"} <= images
     assert k8s.image_commands(desc, "registry.example:5000/team/", "abc123") == [
-        ["docker", "build", "-f", "deploy/Dockerfile", "--target", "base", "-t", "registry.example:5000/team/halo-base:abc123", "."],
-        ["docker", "push", "registry.example:5000/team/halo-base:abc123"],
+        ["docker", "build", "-f", "deploy/Dockerfile", "--target", "services", "-t", "registry.example:5000/team/halo-services:abc123", "."],
+        ["docker", "push", "registry.example:5000/team/halo-services:abc123"],
         ["docker", "build", "-f", "deploy/Dockerfile", "--target", "env", "-t", "registry.example:5000/team/halo-env:abc123", "."],
         ["docker", "push", "registry.example:5000/team/halo-env:abc123"],
+        ["docker", "build", "-f", "deploy/Dockerfile", "--target", "base", "-t", "registry.example:5000/team/halo-base:abc123", "."],
+        ["docker", "push", "registry.example:5000/team/halo-base:abc123"],
     ]
     # the overlay it writes, built by the real kustomize: every project image is the pushed one
     overlay = tmp_path / "my-cluster"
@@ -602,17 +604,19 @@ def test_halo_deploy_images_runs_docker_then_keeps_the_users_overlay_and_updates
     done = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "v1", "--write", str(overlay), env=env)
     assert done.returncode == 0, done.stdout + done.stderr
     assert log.read_text().splitlines() == [
-        "build -f deploy/Dockerfile --target base -t ghcr.io/me/halo-base:v1 .", "push ghcr.io/me/halo-base:v1",
-        "build -f deploy/Dockerfile --target env -t ghcr.io/me/halo-env:v1 .", "push ghcr.io/me/halo-env:v1"]
+        "build -f deploy/Dockerfile --target services -t ghcr.io/me/halo-services:v1 .", "push ghcr.io/me/halo-services:v1",
+        "build -f deploy/Dockerfile --target env -t ghcr.io/me/halo-env:v1 .", "push ghcr.io/me/halo-env:v1",
+        "build -f deploy/Dockerfile --target base -t ghcr.io/me/halo-base:v1 .", "push ghcr.io/me/halo-base:v1"]
     body = yaml.safe_load((overlay / "kustomization.yaml").read_text())
     assert body["components"] and {i["name"]: i.get("newName") for i in body["images"]} == {
-        "mine": None, "halo-base": "ghcr.io/me/halo-base", "halo-env": "ghcr.io/me/halo-env"}
+        "mine": None, "halo-services": "ghcr.io/me/halo-services", "halo-base": "ghcr.io/me/halo-base",
+        "halo-env": "ghcr.io/me/halo-env"}
     # a failed push stops there, says which command, and writes nothing
     log.unlink()
     env = fake_docker(tmp_path / "bin2", log, fail_on="push ghcr.io/me/halo-base")
     done = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "v2", "--write", str(overlay), env=env)
     assert done.returncode == 7 and "docker push ghcr.io/me/halo-base:v2` failed" in done.stdout
-    assert len(log.read_text().splitlines()) == 2 and "v2" not in (overlay / "kustomization.yaml").read_text()
+    assert len(log.read_text().splitlines()) == 6 and "v2" not in (overlay / "kustomization.yaml").read_text()
     bad = halo("deploy", "images", "--registry", "ghcr.io/me", "--tag", "latest", "--dry-run", env=env)
     assert bad.returncode == 2 and "fixed tag" in bad.stdout
 

@@ -375,7 +375,7 @@ def secrets_service(desc: Description) -> dict[str, Any]:
     """The one-shot service that writes the token and Grafana's password, once: files that exist are
     kept (a restart keeps its token), each mode 0600 and owned by the uid that reads it."""
     spec = desc.secrets
-    base = next(s for s in desc.services.values() if s.is_halo and s.stage == "base" and not s.profiles)
+    base = next(s for s in desc.services.values() if s.is_halo and s.stage == "services" and not s.profiles)
     script = " && ".join([
         "set -eu", "umask 077", f"cd {spec.path}",
         *(f"{{ [ -s {file} ] || od -An -vtx1 -N{size} /dev/urandom | tr -d ' \\n' > {file}; }}"
