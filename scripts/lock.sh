@@ -4,6 +4,8 @@
 #   requirements/services.lock   the base dependencies + the build requirements (setuptools, wheel):
 #                                the lean images (halo serve sites|env|reward), the SDK, the CLI's client commands
 #   requirements/all.lock        base + every extra (halo-rl[all]) + the build requirements: gateway/trainer image
+#   requirements/all-cuda.lock   all, with PyPI's torch (the CUDA build, its nvidia-* libraries and triton):
+#                                the trainer-gpu image (compose --profile gpu, Kubernetes' trainer-gpu)
 #   requirements/test.lock       all + the test extra: the host venv (scripts/setup.sh --test)
 #   requirements/xgrammar.lock   xgrammar and apache-tvm-ffi alone (installed with --no-deps: see scripts/setup.sh)
 #
@@ -74,12 +76,13 @@ if [ -z "$links" ]; then
   else links=https://download.pytorch.org/whl/cpu/torch/; fi
 fi
 
+find_links=(--find-links "$links")   # where torch's CPU build lies (none for all-cuda: PyPI's torch)
 compile() {   # compile <lock name> <inputs sha256> <uv pip compile arguments...>
   local name=$1 sha=$2; shift 2
   local out=requirements/$name.lock body=$work/$name.body
   [ -f "$out" ] && cp "$out" "$body"   # uv keeps the versions of an existing output unless --upgrade
   (cd "$work" && "$uv" pip compile --quiet --generate-hashes --no-header --python-version "$PYTHON_VERSION" \
-     --python-platform "$PLATFORM" --index-url https://pypi.org/simple --find-links "$links" \
+     --python-platform "$PLATFORM" --index-url https://pypi.org/simple "${find_links[@]}" \
      "${UPGRADE[@]}" -o "$body" "$@")
   {
     echo "# requirements/$name.lock: made by scripts/lock.sh (uv $UV_VERSION pip compile --generate-hashes, CPython $PYTHON_VERSION, $PLATFORM); inputs-sha256: $sha"
@@ -94,7 +97,12 @@ compile test "$digest" "$root/pyproject.toml" build-system.txt --extra all --ext
 grep -o '^[A-Za-z0-9][^ ]*==[^ ]*' requirements/test.lock > "$work/test-pins.txt"
 compile all "$digest" "$root/pyproject.toml" build-system.txt --extra all --override torch-cpu.txt -c test-pins.txt
 compile services "$digest" "$root/pyproject.toml" build-system.txt -c test-pins.txt
+grep -v '^torch==' "$work/test-pins.txt" > "$work/test-pins-but-torch.txt"
+find_links=()
+compile all-cuda "$digest" "$root/pyproject.toml" build-system.txt --extra all -c test-pins-but-torch.txt
+find_links=(--find-links "$links")
 compile xgrammar "$xg_digest" xgrammar.txt --no-deps
 # uv names pyproject.toml by the path it was given: name it as the repository does.
 # and the constraint file that only keeps versions in step is no reason for a package to be there.
-sed -i -e "s#$root/pyproject.toml#pyproject.toml#g" -e '/^    #   -c test-pins.txt$/d' requirements/*.lock
+sed -i -e "s#$root/pyproject.toml#pyproject.toml#g" -e '/^    #   -c test-pins.txt$/d' \
+  -e '/^    #   -c test-pins-but-torch.txt$/d' requirements/*.lock

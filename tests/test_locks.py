@@ -99,6 +99,7 @@ GROUPS = {
     "services": BUILD + BASE,
     "all": BUILD + BASE + expand(["all"]),
     "test": BUILD + BASE + expand(["all", "test"]),
+    "all-cuda": BUILD + BASE + expand(["all"]),
 }
 
 
@@ -136,6 +137,18 @@ def test_torch_is_the_official_cpu_wheel():
         _, pins = parse(lock)
         assert pins["torch"] == ("2.13.0+cpu", [TORCH_CPU_SHA256]), pins["torch"]
         assert not any(name.startswith("nvidia-") or name == "triton" for name in pins), lock
+
+
+def test_the_cuda_lock_is_all_with_pypis_torch_and_its_cuda_libraries():
+    """all-cuda.lock (the trainer-gpu image): every package of all.lock at the same version and hashes,
+    but torch, which is PyPI's build of the same version, with the nvidia-* libraries it needs."""
+    _, all_ = parse("all")
+    _, cuda = parse("all-cuda")
+    assert cuda["torch"][0] == all_["torch"][0].removesuffix("+cpu") and TORCH_CPU_SHA256 not in cuda["torch"][1]
+    assert any(name.startswith("nvidia-") for name in cuda)
+    for name, pin in all_.items():
+        if name != "torch":
+            assert cuda.get(name) == pin, f"all/all-cuda: {name} {pin[0]} vs {cuda.get(name, ('absent',))[0]}"
 
 
 def test_the_locks_agree_and_nest():

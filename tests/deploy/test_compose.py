@@ -216,7 +216,7 @@ def test_dockerfile_installs_only_the_hashed_locks_and_the_runtime_images_carry_
                 assert "--no-deps" in args, run
             else:
                 assert {"--require-hashes", "--no-deps", "-r"} <= set(args), run
-                assert args[args.index("-r") + 1].endswith(".lock"), run
+                assert args[args.index("-r") + 1].strip('"') in ("/tmp/${ALL_LOCK}",) or args[args.index("-r") + 1].endswith(".lock"), run
     locks = lambda stage: {w.rsplit("/", 1)[-1] for line in _lineage(commands, stages, stage) for w in line.split()
                            if w.endswith(".lock")}
     venv_of = lambda stage: next(l.split()[1].removeprefix("--from=") for l in _lineage(commands, stages, stage)
@@ -384,6 +384,8 @@ def test_the_gpu_profile_trains_local_lora_on_the_gpu_through_vllm_without_flags
     assert env["HALO_TRAINER_LOCAL_LORA_DEVICE"] == "cuda"
     assert trainer["image"] != services["trainer"]["image"]                              # not the CPU torch image
     assert trainer["build"]["args"]["PIP_EXTRA_INDEX_URL"] == "https://pypi.org/simple"  # PyPI's torch: CUDA
+    cuda_lock = (REPO / "requirements" / trainer["build"]["args"]["ALL_LOCK"]).read_text()   # ... hashed, in its lock
+    assert re.search(r"^torch==\d+\.\d+\.\d+ ", cuda_lock, re.M) and re.search(r"^nvidia-cublas", cuda_lock, re.M)
     # one runs volume at the same path in both: the learner writes RUNS_DIR/<run>/serving/step-N, vLLM reads it there
     runs = {m["source"]: m["target"] for m in trainer["volumes"]}["runs"]
     vllm_runs = next(m for m in vllm["volumes"] if m["source"] == "runs")
