@@ -580,6 +580,28 @@ def test_project_images_carry_a_fixed_tag_and_halo_deploy_images_names_the_pushe
     assert any(i.startswith("vllm/") for i in rendered)                       # third-party images untouched
 
 
+def test_gpu_images_adds_the_cuda_trainer_image_built_as_compose_builds_it(tmp_path):
+    """--gpu-images: trainer-gpu's own image (halo-base-cuda) too, with compose's build arguments (the
+    CUDA lock), and the overlay points the trainer-gpu component's image at it."""
+    desc = deployspec.load()
+    build = desc.services["trainer-gpu"].compose["build"]
+    commands = k8s.image_commands(desc, "ghcr.io/me", "v1", push=False, gpu=True)
+    cuda = [c for c in commands if "ghcr.io/me/halo-base-cuda:v1" in c]
+    assert cuda == [["docker", "build", "-f", "deploy/Dockerfile", "--target", build["target"],
+                     *[part for k, v in sorted(build["args"].items()) for part in ("--build-arg", f"{k}={v}")],
+                     "-t", "ghcr.io/me/halo-base-cuda:v1", "."]]
+    assert "--build-arg" in cuda[0] and "ALL_LOCK=all-cuda.lock" in cuda[0]
+    assert commands[:-1] == k8s.image_commands(desc, "ghcr.io/me", "v1", push=False)   # the CPU images as before
+    overlay = tmp_path / "gpu-cluster"
+    path = k8s.write_overlay(overlay, "gpu", k8s.kustomize_images(desc, "ghcr.io/me", "v1", gpu=True))
+    body = yaml.safe_load(path.read_text())
+    body["components"] = [os.path.relpath(REPO / "deploy/k8s/components/trainer-gpu", overlay)]
+    path.write_text(yaml.safe_dump(body))
+    images = {c["image"] for o in kustomize(overlay) if o["kind"] == "Deployment"
+              for c in o["spec"]["template"]["spec"]["containers"]}
+    assert "ghcr.io/me/halo-base-cuda:v1" in images, images
+
+
 def fake_docker(bin_dir: Path, log: Path, fail_on: str = "") -> dict[str, str]:
     """A `docker` on PATH that records its arguments (a fake: no Docker engine builds images here)."""
     bin_dir.mkdir()

@@ -745,21 +745,44 @@ def image_stages(desc: Description) -> list[str]:
     return list(dict.fromkeys(s.stage for s in desc.services.values() if s.is_halo))
 
 
-def image_commands(desc: Description, registry: str, tag: str, push: bool = True) -> list[list[str]]:
-    """The docker commands that build (and push) every project image as REGISTRY/halo-STAGE:TAG."""
+@dataclasses.dataclass(frozen=True)
+class ProjectImage:
+    """One image the manifests run: its name, the Dockerfile stage and the build arguments it takes."""
+
+    name: str                                   # halo-base, halo-env, halo-base-cuda
+    stage: str
+    build_args: tuple[tuple[str, str], ...] = ()
+
+
+def project_images(desc: Description, gpu: bool = False) -> list[ProjectImage]:
+    """The images of every Dockerfile stage the manifests run; with `gpu`, also the GPU variants' own
+    images (trainer-gpu's halo-base-cuda), built as compose builds them (its `build` target and args)."""
+    images = [ProjectImage(image_name(desc, stage), stage) for stage in image_stages(desc)]
+    if gpu:
+        for svc in desc.services.values():
+            build = svc.compose.get("build") if svc.is_halo else None
+            if svc.kubernetes.image and isinstance(build, dict):
+                args = tuple(sorted((str(k), str(v)) for k, v in (build.get("args") or {}).items()))
+                images.append(ProjectImage(svc.kubernetes.image, build.get("target", svc.stage), args))
+    return list(dict.fromkeys(images))
+
+
+def image_commands(desc: Description, registry: str, tag: str, push: bool = True, gpu: bool = False) -> list[list[str]]:
+    """The docker commands that build (and push) every project image as REGISTRY/NAME:TAG."""
     commands = []
-    for stage in image_stages(desc):
-        ref = f"{registry.rstrip('/')}/{image_name(desc, stage)}:{tag}"
-        commands.append(["docker", "build", "-f", desc.image.dockerfile, "--target", stage, "-t", ref, "."])
+    for image in project_images(desc, gpu):
+        ref = f"{registry.rstrip('/')}/{image.name}:{tag}"
+        build_args = [part for key, value in image.build_args for part in ("--build-arg", f"{key}={value}")]
+        commands.append(["docker", "build", "-f", desc.image.dockerfile, "--target", image.stage, *build_args, "-t", ref, "."])
         if push:
             commands.append(["docker", "push", ref])
     return commands
 
 
-def kustomize_images(desc: Description, registry: str, tag: str) -> list[dict[str, str]]:
+def kustomize_images(desc: Description, registry: str, tag: str, gpu: bool = False) -> list[dict[str, str]]:
     """A kustomization's `images:`: the manifests' image names -> the pushed ones."""
-    return [{"name": image_name(desc, stage), "newName": f"{registry.rstrip('/')}/{image_name(desc, stage)}", "newTag": tag}
-            for stage in image_stages(desc)]
+    return [{"name": image.name, "newName": f"{registry.rstrip('/')}/{image.name}", "newTag": tag}
+            for image in project_images(desc, gpu)]
 
 
 def write_overlay(folder: Path, overlay: str, images: list[dict[str, str]]) -> Path:
@@ -777,7 +800,7 @@ def write_overlay(folder: Path, overlay: str, images: list[dict[str, str]]) -> P
     return path
 
 
-def images_main(registry: str, tag: str, overlay: str, folder: str, push: bool, dry_run: bool) -> int:
+def images_main(registry: str, tag: str, overlay: str, folder: str, push: bool, dry_run: bool, gpu: bool = False) -> int:
     """`halo deploy images`: build (and push) the images, then write the overlay that names them."""
     if not registry or "://" in registry:
         print(f"halo deploy images: --registry is a registry path such as ghcr.io/me, got {registry!r}")
@@ -786,14 +809,14 @@ def images_main(registry: str, tag: str, overlay: str, folder: str, push: bool, 
         print(f"halo deploy images: --tag must be a fixed tag (letters, digits, . _ -; not 'latest'), got {tag!r}")
         return 2
     desc = load()
-    for command in image_commands(desc, registry, tag, push):
+    for command in image_commands(desc, registry, tag, push, gpu):
         print("+", shlex.join(command), flush=True)
         if not dry_run:
             done = subprocess.run(command, cwd=REPO_ROOT)
             if done.returncode != 0:
                 print(f"halo deploy images: `{shlex.join(command)}` failed (exit {done.returncode})")
                 return done.returncode
-    images = kustomize_images(desc, registry, tag)
+    images = kustomize_images(desc, registry, tag, gpu)
     if folder:
         path = write_overlay(Path(folder), overlay, images)
         print(f"wrote {path}: kubectl apply -k {path.parent}")

@@ -571,6 +571,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="write DIR/kustomization.yaml (kept and updated when it exists); else print the images: block")
     p_images.add_argument("--push", action=argparse.BooleanOptionalAction, default=True,
                           help="push the built images (--no-push: build only)")
+    p_images.add_argument("--gpu-images", action="store_true",
+                          help="also the GPU variants' images (trainer-gpu's halo-base-cuda: PyPI's CUDA torch)")
     p_images.add_argument("--dry-run", action="store_true", help="print the docker commands, run nothing")
     return parser
 
@@ -605,7 +607,7 @@ def main(argv: list[str]) -> int:
     if args.command == "deploy" and args.deploy_command == "images":
         from halo.cli.k8s import images_main
 
-        return images_main(args.registry, args.tag, args.overlay, args.write, args.push, args.dry_run)
+        return images_main(args.registry, args.tag, args.overlay, args.write, args.push, args.dry_run, args.gpu_images)
     if args.command == "deploy":
         from halo.cli.k8s import deployment_files   # compose, Prometheus and the kustomize tree
 
