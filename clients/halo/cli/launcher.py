@@ -571,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
                           help="write DIR/kustomization.yaml (kept and updated when it exists); else print the images: block")
     p_images.add_argument("--push", action=argparse.BooleanOptionalAction, default=True,
                           help="push the built images (--no-push: build only)")
-    p_images.add_argument("--gpu-images", action="store_true",
+    p_images.add_argument("--gpu-images", action=argparse.BooleanOptionalAction, default=False,
                           help="also the GPU variants' images (trainer-gpu's halo-base-cuda: PyPI's CUDA torch)")
     p_images.add_argument("--dry-run", action="store_true", help="print the docker commands, run nothing")
     return parser
