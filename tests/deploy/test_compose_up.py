@@ -242,26 +242,35 @@ def test_chromium_runs_in_its_sandbox_in_the_env_container(stack: Stack):
     assert all(len(ns) > depth for ns, _ in renderers), listing   # a PID namespace below the browser's
 
 
-LAUNCH_SANDBOXED = (
-    "import asyncio, os; from halo.env.browsers import BrowserPool\n"
+# Launch the env service's browser pool as HALO_ENV_CHROMIUM_SANDBOX says, in a container of its own.
+LAUNCH = (
+    "import asyncio, os; from halo.env.browsers import BrowserPool, sandbox_enabled\n"
+    "mode = os.environ['HALO_ENV_CHROMIUM_SANDBOX']\n"
     "async def main():\n"
-    "    pool = BrowserPool(executable=os.environ['HALO_ENV_CHROMIUM_PATH'], sandbox=True)\n"
-    "    await pool.start(); await pool.close(); print('launched')\n"
+    "    pool = BrowserPool(executable=os.environ['HALO_ENV_CHROMIUM_PATH'], sandbox=sandbox_enabled(mode),\n"
+    "                       sandbox_required=mode == 'on')\n"
+    "    await pool.start(); await pool.close(); print('launched, sandbox', pool.sandbox)\n"
     "asyncio.run(main())\n"
 )
 
 
 def test_the_sandbox_needs_the_seccomp_profile_and_says_so_without_it(stack: Stack):
     """The control of the test above: the same image under Docker's default seccomp profile cannot
-    start a sandboxed Chromium, and the error says what to do; under deploy/seccomp/chromium.json it can."""
-    run = ["run", "--rm", "--network", "none", "--init"]
-    default = stack.engine.docker(*run, "halo-env:latest", "python", "-c", LAUNCH_SANDBOXED, check=False, timeout=180)
-    assert default.returncode != 0, default.stdout
-    assert "No usable sandbox" in default.stderr and "deploy/seccomp/chromium.json" in default.stderr, default.stderr[-2000:]
-    profile = str(REPO / "deploy" / "seccomp" / "chromium.json")
-    allowed = stack.engine.docker(*run, "--security-opt", f"seccomp={profile}", "halo-env:latest", "python", "-c",
-                                  LAUNCH_SANDBOXED, timeout=180)
-    assert allowed.stdout.strip().endswith("launched"), allowed.stdout + allowed.stderr
+    start a sandboxed Chromium: `on` refuses to start and says what to do, `auto` runs without the
+    sandbox and warns; under deploy/seccomp/chromium.json `on` starts sandboxed."""
+    def launch(mode: str, *security: str) -> subprocess.CompletedProcess[str]:
+        return stack.engine.docker("run", "--rm", "--network", "none", "--init", *security, "-e",
+                                   f"HALO_ENV_CHROMIUM_SANDBOX={mode}", "halo-env:latest", "python", "-c", LAUNCH,
+                                   check=False, timeout=180)
+
+    refused = launch("on")
+    assert refused.returncode != 0, refused.stdout
+    assert "No usable sandbox" in refused.stderr and "deploy/seccomp/chromium.json" in refused.stderr, refused.stderr[-2000:]
+    fallen_back = launch("auto")
+    assert fallen_back.stdout.strip().endswith("launched, sandbox False"), fallen_back.stdout + fallen_back.stderr[-2000:]
+    assert "sandbox is unavailable here" in fallen_back.stdout + fallen_back.stderr
+    sandboxed = launch("on", "--security-opt", f"seccomp={REPO / 'deploy' / 'seccomp' / 'chromium.json'}")
+    assert sandboxed.stdout.strip().endswith("launched, sandbox True"), sandboxed.stdout + sandboxed.stderr[-2000:]
 
 
 def non_loopback_address() -> str | None:

@@ -36,8 +36,13 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: what Chromium prints when it cannot create its sandbox's namespaces (a seccomp profile or
+#: AppArmor refusing unprivileged user namespaces)
+NO_SANDBOX_MESSAGE = "No usable sandbox"
+
+
 def sandbox_enabled(setting: str) -> bool:
-    """Whether Chromium runs with its sandbox: `on`/`off` as set; `auto` is on except as root, where
+    """Whether Chromium first tries its sandbox: `on`/`off` as set; `auto` is on except as root, where
     Chromium refuses to start sandboxed ("Running as root without --no-sandbox is not supported")."""
     if setting == "auto":
         return os.geteuid() != 0
@@ -71,6 +76,9 @@ class BrowserPool:
     executable: str | None = None
     headless: bool = True
     sandbox: bool = False
+    # False (`auto`): where the sandbox cannot be had (Chromium says NO_SANDBOX_MESSAGE), run without it
+    # and say so once; True (`on`): refuse to run an unsandboxed browser
+    sandbox_required: bool = False
     restarts: int = 0
     _playwright: Playwright | None = None
     _slots: list[BrowserSlot] = field(default_factory=list)
@@ -94,6 +102,12 @@ class BrowserPool:
                 chromium_sandbox=self.sandbox,
             )
         except Exception as exc:  # launch errors are environment failures, with the reason
+            if self.sandbox and not self.sandbox_required and NO_SANDBOX_MESSAGE in str(exc):
+                log.warning("Chromium's sandbox is unavailable here (user namespaces refused); running without it. "
+                            "Set HALO_ENV_CHROMIUM_SANDBOX=on to refuse that, off to skip the attempt",
+                            executable=self.executable or "playwright")
+                self.sandbox = False
+                return await self._launch(index)
             hint = ""
             if self.sandbox:
                 hint = (" (the sandbox is on: it needs a non-root user and user namespaces, which Docker's and "

@@ -62,8 +62,9 @@ class EnvSettings(ServiceSettings):
         "auto",
         description="Chromium's own sandbox (renderers in user namespaces, under its seccomp-bpf filter): `on` "
         "needs a non-root user and a seccomp profile that allows user namespaces (deploy/seccomp/chromium.json; "
-        "Docker's and Kubernetes' default profiles refuse them); `off` passes --no-sandbox; `auto` is on unless "
-        "the service runs as root, where Chromium refuses to sandbox",
+        "Docker's and Kubernetes' default profiles refuse them) and refuses to start without them; `off` passes "
+        "--no-sandbox; `auto` tries the sandbox unless the service runs as root (where Chromium refuses it) and runs "
+        "without it, with a warning, where the machine refuses user namespaces",
     )
     headless: bool = Field(True, description="run Chromium headless")
     viewport_width: int = Field(1280, description="viewport width in CSS pixels")

@@ -147,7 +147,7 @@ class SessionManager:
         self.registry = registry
         self.pool = pool or BrowserPool(
             count=settings.browsers, executable=_executable(settings), headless=settings.headless,
-            sandbox=sandbox_enabled(settings.chromium_sandbox),
+            sandbox=sandbox_enabled(settings.chromium_sandbox), sandbox_required=settings.chromium_sandbox == "on",
         )
         self.limits = ExecLimits(settings.action_timeout_ms, settings.navigation_timeout_ms, settings.max_wait_ms)
         self._sessions: dict[str, Session] = {}
