@@ -136,6 +136,16 @@ async def test_missing_credentials_are_a_failed_precondition(policy):
         await policy.sample("tinker-nokey", input=pages.policy_input())
 
 
+async def _until_in_flight(route: str, count: int, timeout_s: float = 30.0) -> None:
+    """Until the (in-process) gateway holds `count` calls of `route` on its backend."""
+    from prometheus_client import REGISTRY
+
+    deadline = time.monotonic() + timeout_s
+    while (REGISTRY.get_sample_value("halo_gateway_in_flight", {"route": route}) or 0) < count:
+        assert time.monotonic() < deadline, f"route {route}: not {count} call(s) in flight within {timeout_s:g} s"
+        await asyncio.sleep(0.02)
+
+
 async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exhausted(policy, vllm_server):
     # a hung vLLM, for real: its API server stopped (SIGSTOP) accepts connections and never answers
     os.kill(vllm_server.pid, signal.SIGSTOP)
@@ -144,7 +154,7 @@ async def test_slow_backend_is_deadline_exceeded_and_full_route_is_resource_exha
             await policy.sample("vllm-strict", input=pages.policy_input())
         # vllm-strict allows one call in flight and queues 0.2 s: the second of two concurrent calls is refused
         first = asyncio.create_task(policy.sample("vllm-strict", input=pages.policy_input()))
-        await asyncio.sleep(0.1)
+        await _until_in_flight("vllm-strict", 1)   # the first call holds the route's one slot
         with pytest.raises(ResourceExhausted, match="slots busy"):
             await policy.sample("vllm-strict", input=pages.policy_input())
         with pytest.raises(DeadlineExceeded):
