@@ -244,12 +244,11 @@ def test_chromium_runs_in_its_sandbox_in_the_env_container(stack: Stack):
 
 # Launch the env service's browser pool as HALO_ENV_CHROMIUM_SANDBOX says, in a container of its own.
 LAUNCH = (
-    "import asyncio, os; from halo.env.browsers import BrowserPool, sandbox_enabled\n"
-    "mode = os.environ['HALO_ENV_CHROMIUM_SANDBOX']\n"
+    "import asyncio, os; from halo.env.browsers import BrowserPool\n"
     "async def main():\n"
-    "    pool = BrowserPool(executable=os.environ['HALO_ENV_CHROMIUM_PATH'], sandbox=sandbox_enabled(mode),\n"
-    "                       sandbox_required=mode == 'on')\n"
-    "    await pool.start(); await pool.close(); print('launched, sandbox', pool.sandbox)\n"
+    "    pool = BrowserPool(executable=os.environ['HALO_ENV_CHROMIUM_PATH'],\n"
+    "                       sandbox_mode=os.environ['HALO_ENV_CHROMIUM_SANDBOX'])\n"
+    "    await pool.start(); await pool.close(); print('launched, sandbox', pool.sandboxed)\n"
     "asyncio.run(main())\n"
 )
 

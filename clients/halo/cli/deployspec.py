@@ -375,7 +375,7 @@ def secrets_service(desc: Description) -> dict[str, Any]:
     """The one-shot service that writes the token and Grafana's password, once: files that exist are
     kept (a restart keeps its token), each mode 0600 and owned by the uid that reads it."""
     spec = desc.secrets
-    base = next(s for s in desc.services.values() if s.is_halo and s.stage == "services" and not s.profiles)
+    lean = next(s for s in desc.services.values() if s.is_halo and s.stage == "services" and not s.profiles)
     script = " && ".join([
         "set -eu", "umask 077", f"cd {spec.path}",
         *(f"{{ [ -s {file} ] || od -An -vtx1 -N{size} /dev/urandom | tr -d ' \\n' > {file}; }}"
@@ -384,8 +384,8 @@ def secrets_service(desc: Description) -> dict[str, Any]:
         f"chmod 0600 {spec.token} {spec.grafana_password}", f"chmod 0755 {spec.path}",
     ])
     return {
-        "image": f"{desc.image.name}-{base.stage}:latest",
-        "build": {"context": ".", "dockerfile": desc.image.dockerfile, "target": base.stage},
+        "image": f"{desc.image.name}-{lean.stage}:latest",
+        "build": {"context": ".", "dockerfile": desc.image.dockerfile, "target": lean.stage},
         "command": ["sh", "-c", script],
         "user": "0:0",                  # to give each file to its reader; no network, done in a second
         "network_mode": "none",

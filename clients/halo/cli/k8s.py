@@ -161,9 +161,10 @@ def _container(desc: Description, name: str, where: Placement) -> tuple[dict[str
         container["env"] = [{"name": k, "value": v} for k, v in env.items()]
         container["env"] += [_secret_env(f"{svc.env_prefix}{setting}", TOKENS_SECRET, key)
                              for setting, key in _TOKENS.get(name, {}).items()]
-        if name == "env":   # off in the base: SANDBOX_REASONS, set where the pod says why
+        if name == "env":
+            # Chromium's sandbox off in the base: SANDBOX_REASONS, set where the pod says why; and its
+            # own pod, for the pod-deletion-cost annotation (halo.env.podcost)
             container["env"].append({"name": f"{svc.env_prefix}CHROMIUM_SANDBOX", "value": "off"})
-        if name == "env":   # its own pod, for the pod-deletion-cost annotation (halo.env.podcost)
             container["env"] += [{"name": f"{svc.env_prefix}POD_{what.upper()}", "valueFrom": {"fieldRef": {
                 "fieldPath": f"metadata.{what}"}}} for what in ("name", "namespace")]
     else:

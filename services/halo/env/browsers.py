@@ -22,7 +22,7 @@ from halo.runtime.logging import get_logger
 log = get_logger("halo.env.browsers")
 
 # Flags for headless Chromium in containers and offline machines (no background traffic that a
-# closed network would refuse, no GPU). The sandbox is a setting of its own (`sandbox_enabled`).
+# closed network would refuse, no GPU). The sandbox is a setting of its own (BrowserPool.sandbox_mode).
 CHROMIUM_ARGS = [
     "--disable-gpu",
     "--disable-dev-shm-usage",
@@ -39,14 +39,6 @@ CHROMIUM_ARGS = [
 #: what Chromium prints when it cannot create its sandbox's namespaces (a seccomp profile or
 #: AppArmor refusing unprivileged user namespaces)
 NO_SANDBOX_MESSAGE = "No usable sandbox"
-
-
-def sandbox_enabled(setting: str) -> bool:
-    """Whether Chromium first tries its sandbox: `on`/`off` as set; `auto` is on except as root, where
-    Chromium refuses to start sandboxed ("Running as root without --no-sandbox is not supported")."""
-    if setting == "auto":
-        return os.geteuid() != 0
-    return setting == "on"
 
 
 def find_chromium(explicit: str = "") -> str | None:
@@ -75,10 +67,11 @@ class BrowserPool:
     count: int = 1
     executable: str | None = None
     headless: bool = True
-    sandbox: bool = False
-    # False (`auto`): where the sandbox cannot be had (Chromium says NO_SANDBOX_MESSAGE), run without it
-    # and say so once; True (`on`): refuse to run an unsandboxed browser
-    sandbox_required: bool = False
+    # Chromium's sandbox (the env setting chromium_sandbox): `on` refuses to run a browser without it;
+    # `auto` tries it unless root (where Chromium refuses to sandbox) and, where Chromium says
+    # NO_SANDBOX_MESSAGE, runs without it and says so once; `off` passes --no-sandbox
+    sandbox_mode: str = "off"
+    sandboxed: bool = field(init=False, default=False)   # what the next launch asks for
     restarts: int = 0
     _playwright: Playwright | None = None
     _slots: list[BrowserSlot] = field(default_factory=list)
@@ -86,12 +79,15 @@ class BrowserPool:
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _closing: bool = False
 
+    def __post_init__(self) -> None:
+        self.sandboxed = self.sandbox_mode == "on" or (self.sandbox_mode == "auto" and os.geteuid() != 0)
+
     async def start(self) -> None:
         self._playwright = await async_playwright().start()
         for index in range(self.count):
             self._slots.append(await self._launch(index))
         log.info("browser pool started", browsers=self.count, executable=self.executable or "playwright",
-                 sandbox=self.sandbox)
+                 sandbox=self.sandboxed)
 
     async def _launch(self, index: int) -> BrowserSlot:
         assert self._playwright is not None
@@ -99,17 +95,17 @@ class BrowserPool:
             # chromium_sandbox=False makes Playwright add --no-sandbox; True launches with the sandbox.
             browser = await self._playwright.chromium.launch(
                 executable_path=self.executable, headless=self.headless, args=CHROMIUM_ARGS,
-                chromium_sandbox=self.sandbox,
+                chromium_sandbox=self.sandboxed,
             )
         except Exception as exc:  # launch errors are environment failures, with the reason
-            if self.sandbox and not self.sandbox_required and NO_SANDBOX_MESSAGE in str(exc):
+            if self.sandboxed and self.sandbox_mode == "auto" and NO_SANDBOX_MESSAGE in str(exc):
                 log.warning("Chromium's sandbox is unavailable here (user namespaces refused); running without it. "
                             "Set HALO_ENV_CHROMIUM_SANDBOX=on to refuse that, off to skip the attempt",
                             executable=self.executable or "playwright")
-                self.sandbox = False
+                self.sandboxed = False
                 return await self._launch(index)
             hint = ""
-            if self.sandbox:
+            if self.sandboxed:
                 hint = (" (the sandbox is on: it needs a non-root user and user namespaces, which Docker's and "
                         "Kubernetes' default seccomp profiles refuse; run with deploy/seccomp/chromium.json, or set "
                         "HALO_ENV_CHROMIUM_SANDBOX=off where another boundary contains the browser)")

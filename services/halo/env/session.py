@@ -25,7 +25,7 @@ from playwright.async_api import Error as PlaywrightError
 from halo.agent import actions as A
 from halo.agent import bounds
 from halo.env import metrics
-from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium, sandbox_enabled
+from halo.env.browsers import BrowserPool, BrowserSlot, find_chromium
 from halo.env.config import EnvSettings
 from halo.env.contexts import ReadyContext, RouteGuard, WarmContexts, close_quietly, open_context, responsive
 from halo.env.faults import STATE_HEADER, FaultWatcher, state_mismatch
@@ -147,7 +147,7 @@ class SessionManager:
         self.registry = registry
         self.pool = pool or BrowserPool(
             count=settings.browsers, executable=_executable(settings), headless=settings.headless,
-            sandbox=sandbox_enabled(settings.chromium_sandbox), sandbox_required=settings.chromium_sandbox == "on",
+            sandbox_mode=settings.chromium_sandbox,
         )
         self.limits = ExecLimits(settings.action_timeout_ms, settings.navigation_timeout_ms, settings.max_wait_ms)
         self._sessions: dict[str, Session] = {}
